@@ -1,0 +1,1 @@
+"""One module per `callscope` sub-command; each defines ``register(subparsers)``."""

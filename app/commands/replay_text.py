@@ -1,0 +1,60 @@
+"""`callscope replay-text FILE --format F`: feed a raw generation in steps and report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from app.commands.common import (
+    CliError,
+    add_policy_option,
+    add_report_options,
+    check_format,
+    check_policy,
+    print_report,
+    read_text,
+    read_tools,
+)
+from engine.formats import FORMAT_IDS
+from engine.replay_text import analyze_text
+from engine.text_source import BadStep, parse_step
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "replay-text",
+        help="feed a raw generation to a format parser in steps and report what would stream",
+        description="Feed FILE (a raw model generation) to the format's parser one step at a time, "
+        "run the streaming policy, and report calls, TTFD and violations.",
+    )
+    p.add_argument("file", help="the generated text (UTF-8)")
+    p.add_argument("--format", required=True, help=f"wire format: {' | '.join(FORMAT_IDS)}")
+    p.add_argument("--tools", help="OpenAI tools array (JSON); gives parameter types to qwen3_coder")
+    add_policy_option(p)
+    p.add_argument("--step", default="char", help="char | byte | N (N characters per step); default char")
+    p.add_argument("--rate", type=float, help="give step k the time k/RATE seconds (tokens per second)")
+    p.add_argument("--record", metavar="OUT", help="also write the steps as a callscope.trace/1 trace")
+    add_report_options(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_format(args.format)
+    check_policy(args.policy)
+    if args.rate is not None and args.rate <= 0:
+        raise CliError("--rate must be positive")
+    try:
+        unit, size = parse_step(args.step)
+    except BadStep as exc:
+        raise CliError(str(exc)) from None
+    tools = read_tools(args.tools)
+    text = read_text(args.file, "text file")
+    analysis = analyze_text(
+        text, args.format, args.policy, tools, unit, size, args.rate, name=Path(args.file).stem, path=args.file
+    )
+    if args.record:
+        from engine.trace_io import write_analysis_trace  # issue 3: traces
+
+        write_analysis_trace(args.record, analysis, tools=tools, description=f"replay-text of {args.file}")
+    print_report([analysis], args)
+    return 0

@@ -1,0 +1,42 @@
+"""The old behaviour, kept as the baseline: tool calls only once generation is over.
+
+Content streams as usual; every tool call is withheld until the terminal parse
+and then sent whole, one delta per call. This is what produced "29 s of silence,
+then 700 tokens at once".
+"""
+
+from __future__ import annotations
+
+from engine.parse_model import Parse
+from engine.policies.base import StepChanges, StreamingPolicy
+from engine.wire import HEADER, WireChunk
+
+
+class AtomicPolicy(StreamingPolicy):
+    policy_id = "atomic"
+    description = "baseline: content streams, tool calls are sent whole after the terminal parse"
+
+    def __init__(self, id_seed: str = "callscope") -> None:
+        super().__init__(id_seed)
+        self.delivered: list[tuple[int, str, str, str]] = []
+
+    def on_step(self, step: int, ms: float | None, changes: StepChanges, terminal: bool) -> None:
+        self.stream_text(step, ms, changes)
+
+    def decide_finish(self, step: int, terminal: Parse, cause: str) -> str | None:
+        ms = self.finish_ms
+        for index, call in enumerate(terminal.calls):
+            if call.name is None:
+                self.violate("unnamed-call", step, "terminal parse has a call without a name; not sent", index)
+                continue
+            call_id = call.id or self.minter.mint(index)
+            self.delivered.append((index, call_id, call.name, call.arguments))
+            self.chunks.append(WireChunk(step, ms, HEADER, call.arguments, index, call_id, call.name))
+        if cause in ("cancelled", "error"):
+            return None
+        if cause == "length":
+            return "length"
+        return "tool_calls" if self.delivered else "stop"
+
+    def wire_calls(self) -> list[tuple[int, str, str, str]]:
+        return list(self.delivered)

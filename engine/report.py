@@ -1,0 +1,126 @@
+"""The `callscope.report/1` JSON document and the human-readable summary of analyses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.analysis import Analysis, StepTime
+from engine.wire import chunk_json
+
+REPORT_SCHEMA = "callscope.report/1"
+
+
+def run_json(analysis: Analysis, include_chunks: bool = False) -> dict[str, Any]:
+    """One entry of ``runs``; extra keys beyond the schema's contract are allowed."""
+    run: dict[str, Any] = {
+        "name": analysis.name,
+        "source": analysis.source.to_json(),
+        "unit": analysis.unit,
+        "steps": analysis.step_count,
+        "timed": analysis.timed,
+        "calls": [call.to_json() for call in analysis.calls],
+        "content": {"streamed": analysis.content_streamed, "final": analysis.terminal.content},
+        "reasoning": analysis.terminal.reasoning,
+        "finish_reason": analysis.finish_reason,
+        "finish_cause": analysis.finish_cause,
+        "ttfd": {"streaming": analysis.ttfd_streaming.to_json(), "atomic": analysis.ttfd_atomic.to_json()},
+        "violations": [v.to_json() for v in analysis.violations],
+        "truncated": analysis.truncated,
+    }
+    if include_chunks:
+        run["chunks"] = [
+            {"step": c.step, "ms": c.ms, "chunk": chunk_json(c, analysis.identity)} for c in analysis.chunks
+        ]
+    return run
+
+
+def report_json(analyses: list[Analysis], include_chunks: bool = False) -> dict[str, Any]:
+    return {"schema": REPORT_SCHEMA, "runs": [run_json(a, include_chunks) for a in analyses]}
+
+
+# ------------------------------------------------------------------ summary
+
+
+def format_seconds(ms: float | None) -> str:
+    if ms is None:
+        return "-"
+    return f"{ms / 1000:.2f} s" if ms >= 1000 else f"{ms:.0f} ms"
+
+
+def describe_at(at: StepTime, unit: str) -> str:
+    if at.step is None:
+        return "never"
+    where = f"{unit} {at.step}"
+    return f"{format_seconds(at.ms)} ({where})" if at.ms is not None else where
+
+
+def ttfd_gain(analysis: Analysis) -> str | None:
+    """'71x sooner' style label, or None when either side has no first delta."""
+    s, a = analysis.ttfd_streaming, analysis.ttfd_atomic
+    if s.step is None or a.step is None:
+        return None
+    if s.ms is not None and a.ms is not None:
+        if s.ms <= 0:
+            return "at once" if a.ms <= 0 else f"{a.ms / 1000:.1f} s sooner"
+        return f"{a.ms / s.ms:.0f}x sooner" if a.ms / s.ms >= 1.5 else "no gain"
+    if s.step and a.step:
+        return f"{a.step / s.step:.0f}x fewer {analysis.unit}s" if a.step / s.step >= 1.5 else "no gain"
+    return None
+
+
+def summary_text(analysis: Analysis) -> str:
+    src = analysis.source
+    lines = [
+        f"run {analysis.name}: {src.kind}"
+        + (f" {src.path}" if src.path else "")
+        + f", format {src.format or '-'}, policy {src.policy}, {analysis.step_count} {analysis.unit} steps"
+        + ("" if analysis.timed else " (untimed)"),
+    ]
+    if analysis.calls:
+        lines.append("calls:")
+        for call in analysis.calls:
+            verdict = "reconstructs" if call.reconstructs else "DOES NOT reconstruct"
+            lines.append(
+                f"  [{call.index}] {call.name} id={call.id} {verdict}; first delta {describe_at(call.first_delta, analysis.unit)}"
+                f"; {len(call.streamed_arguments)} chars of arguments"
+            )
+    else:
+        lines.append("calls: none")
+    if analysis.terminal.reasoning:
+        lines.append(f"reasoning: {_clip(analysis.terminal.reasoning)}")
+    if analysis.terminal.content:
+        lines.append(f"content: {_clip(analysis.terminal.content)}")
+    lines.append(f"finish_reason: {analysis.finish_reason} (generation ended: {analysis.finish_cause})")
+    gain = ttfd_gain(analysis)
+    lines.append(
+        f"time to first tool-call delta: {describe_at(analysis.ttfd_streaming, analysis.unit)} {src.policy}"
+        f" vs {describe_at(analysis.ttfd_atomic, analysis.unit)} atomic" + (f", {gain}" if gain else "")
+    )
+    if analysis.violations:
+        lines.append(f"violations ({len(analysis.violations)}):")
+        for v in analysis.violations:
+            where = f"step {v.step}" if v.step is not None else "-"
+            call = f" call {v.call_index}" if v.call_index is not None else ""
+            lines.append(f"  {v.rule} @ {where}{call}: {v.detail}")
+    else:
+        lines.append("violations: none")
+    return "\n".join(lines)
+
+
+def chunks_text(analysis: Analysis) -> str:
+    lines = []
+    for c in analysis.chunks:
+        when = f"{c.ms:9.1f} ms" if c.ms is not None else "         -"
+        body = {"role": "assistant", "finish": f"finish_reason={c.finish_reason}"}.get(c.kind)
+        if body is None:
+            head = f"index={c.index} " if c.index is not None else ""
+            if c.kind == "header":
+                head += f"id={c.call_id} name={c.name!r} "
+            body = head + repr(c.text)
+        lines.append(f"step {c.step:>6} {when}  {c.kind:<9} {body}")
+    return "\n".join(lines)
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
