@@ -1,0 +1,125 @@
+"""`callscope bench parse`: per-step cost of parser + incremental policy as a call grows to 32 KB.
+
+For each format a single call whose arguments grow to ``size`` characters is fed
+``step`` characters at a time. Reported: median microseconds per step while the
+arguments are in their first KB and in their last KB (a flat cost means the
+work per step does not grow with the prefix), and side by side the re-parse
+baseline (what vLLM does: partial-JSON-parse the whole argument prefix on every
+step and re-serialise it) measured on the same last-KB prefixes.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import dataclass
+
+from engine.formats import FORMAT_IDS, make_parser
+from engine.policies import make_policy
+from engine.samples import big_arguments, render
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                "required": ["path", "content"],
+            },
+        },
+    }
+]
+
+
+@dataclass
+class ParseBenchResult:
+    format_id: str
+    steps: int
+    first_kb_us: float
+    last_kb_us: float
+    reparse_last_kb_us: float | None
+    reconstructs: bool
+
+    @property
+    def growth(self) -> float:
+        return self.last_kb_us / self.first_kb_us if self.first_kb_us else float("inf")
+
+    @property
+    def speedup(self) -> float | None:
+        return self.reparse_last_kb_us / self.last_kb_us if self.reparse_last_kb_us and self.last_kb_us else None
+
+
+def _reparse_cost(prefixes: list[str]) -> float | None:
+    try:
+        import partial_json_parser
+    except ImportError:
+        return None
+    costs = []
+    for prefix in prefixes:
+        t0 = time.perf_counter_ns()
+        value = partial_json_parser.loads(prefix)
+        json.dumps(value, ensure_ascii=False)
+        costs.append(time.perf_counter_ns() - t0)
+    return statistics.median(costs) / 1000
+
+
+def bench_format(format_id: str, size: int = 32 * 1024, step: int = 4, reparse_samples: int = 40) -> ParseBenchResult:
+    text = render(format_id, [("write_file", big_arguments(size))], content="I'll write that file now.")
+    parser = make_parser(format_id, TOOLS)
+    policy = make_policy("incremental")
+    policy.start(None)
+    per_step: list[tuple[int, int]] = []  # (arguments length after the step, ns)
+    view_calls = policy.view.calls
+    number = 0
+    for i in range(0, len(text), step):
+        piece = text[i : i + step]
+        number += 1
+        t0 = time.perf_counter_ns()
+        events = parser.feed(piece)
+        policy.step(number, None, events)
+        elapsed = time.perf_counter_ns() - t0
+        per_step.append((view_calls[0].length if view_calls else 0, elapsed))
+    events = parser.finish()
+    terminal = parser.snapshot()
+    policy.finish(number, None, events, terminal, "stop")
+    final_len = per_step[-1][0]
+    first = [ns for length, ns in per_step if 0 < length <= 1024]
+    last = [ns for length, ns in per_step if length > final_len - 1024 and length < final_len]
+    arguments = terminal.calls[0].arguments if terminal.calls else ""
+    cut_points = range(max(1, len(arguments) - 1024), len(arguments), max(1, 1024 // reparse_samples))
+    reparse = _reparse_cost([arguments[:cut] for cut in cut_points])
+    wire = policy.wire_calls()  # type: ignore[attr-defined]
+    reconstructs = bool(wire) and wire[0][3] == arguments and policy.finish_reason == "tool_calls"
+    return ParseBenchResult(
+        format_id,
+        number,
+        statistics.median(first) / 1000 if first else 0.0,
+        statistics.median(last) / 1000 if last else 0.0,
+        reparse,
+        reconstructs,
+    )
+
+
+def run(formats: tuple[str, ...] = FORMAT_IDS, size: int = 32 * 1024, step: int = 4, as_json: bool = False) -> list[ParseBenchResult]:
+    results = []
+    if not as_json:
+        print(f"parse bench: one call growing to {size // 1024} KB, {step} chars per step, parser + incremental policy")
+        print(f"{'format':<14}{'steps':>7}{'first KB us':>13}{'last KB us':>12}{'last/first':>11}{'re-parse us':>13}{'speedup':>9}  ok")
+    for format_id in formats:
+        r = bench_format(format_id, size, step)
+        results.append(r)
+        if not as_json:
+            reparse = f"{r.reparse_last_kb_us:13.1f}" if r.reparse_last_kb_us else f"{'-':>13}"
+            speed = f"{r.speedup:8.0f}x" if r.speedup else f"{'-':>9}"
+            print(
+                f"{r.format_id:<14}{r.steps:>7}{r.first_kb_us:>13.1f}{r.last_kb_us:>12.1f}{r.growth:>11.2f}"
+                f"{reparse}{speed}  {'yes' if r.reconstructs else 'NO'}"
+            )
+    if as_json:
+        print(json.dumps([r.__dict__ | {"growth": r.growth, "speedup": r.speedup} for r in results], indent=2))
+    else:
+        print("targets: last KB <= 30 us/step, last/first <= 1.5, >= 20x faster than re-parse")
+    return results
