@@ -1,0 +1,129 @@
+"""QApplication set-up and the `callscope gui` entry: open a file, the embedded default, or render a screenshot.
+
+The window is shown first and the source loaded on the next event-loop turn,
+so it appears at once whatever the file size. ``--screenshot`` renders the
+window offscreen at 1400x900 (at ``--at STEP`` if given) and exits; errors
+then go to stderr instead of a dialog.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from app.widgets import theme
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_FIXTURE = ROOT / "fixtures" / "headline_701_tokens.jsonl"
+DEFAULT_TOOLS = ROOT / "resources" / "tools" / "default.json"
+SCREENSHOT_SIZE = (1400, 900)
+#: Set by `callscope bench gui`: print "shown <ms>" once the window is on screen, then quit.
+SHOWN_ENV = "CALLSCOPE_QUIT_WHEN_SHOWN"
+
+
+def make_app(argv: list[str] | None = None) -> QApplication:
+    """The QApplication (reused if one exists), styled, with pyqtgraph configured."""
+    import pyqtgraph as pg
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv if argv is not None else [sys.argv[0]])
+    app.setApplicationName("callscope")
+    app.setOrganizationName("callscope")
+    app.setStyle("Fusion")
+    app.setStyleSheet(theme.style_sheet())
+    pg.setConfigOptions(antialias=True, foreground="#9aa4b2", background=theme.PANEL)
+    return app  # type: ignore[return-value]
+
+
+def live_runs_available() -> bool:
+    """True when the decode engine, llama-cpp-python and the packaged model are all present."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return False
+    try:
+        from engine.decode.model import default_model_path
+
+        default_model_path()
+    except Exception:  # noqa: BLE001 - any failure means "fall back to a fixture"
+        return False
+    return True
+
+
+def default_fixture() -> str | None:
+    if DEFAULT_FIXTURE.is_file():
+        return str(DEFAULT_FIXTURE)
+    from engine.inspector.sources import default_fixture as first_fixture
+
+    return first_fixture(ROOT)
+
+
+def start_default_run(window) -> bool:
+    """The embedded default: a live run of the packaged model with the sample tools."""
+    from app.widgets.dialogs import RunValues
+    from engine.decode.messages import DEFAULT_PROMPT
+
+    tools_text = DEFAULT_TOOLS.read_text(encoding="utf-8") if DEFAULT_TOOLS.is_file() else ""
+    return window.start_run(RunValues(None, "auto", "incremental", DEFAULT_PROMPT, tools_text, "any", 256, 7))
+
+
+def launch(
+    file: str | None = None,
+    screenshot: str | None = None,
+    at: int | None = None,
+    policy: str | None = None,
+    format_id: str | None = None,
+    run_default: bool = True,
+) -> int:
+    started = time.perf_counter()
+    app = make_app()
+    from app.main_window import MainWindow
+
+    window = MainWindow()
+    failures: list[str] = []
+    if screenshot:
+        window.errors.show_error = lambda title, message: failures.append(f"{title}: {message}")  # type: ignore[method-assign]
+    window.resize(*SCREENSHOT_SIZE)
+    window.show()
+    if os.environ.get(SHOWN_ENV):
+        QTimer.singleShot(0, lambda: (print(f"shown {1000 * (time.perf_counter() - started):.0f}", flush=True), app.quit()))
+        return app.exec()
+
+    def load() -> bool:
+        if file is not None:
+            return window.open_path(file, format_id, policy)
+        if not screenshot and run_default and live_runs_available():
+            return start_default_run(window)
+        fixture = default_fixture()
+        return window.open_path(fixture, None, policy) if fixture else True
+
+    if screenshot:
+        ok = load()
+        if not ok:
+            print(f"callscope gui: {failures[-1] if failures else 'cannot open'}", file=sys.stderr)
+            window.close()
+            return 2
+        if at is not None and window.session.state is not None:
+            window.session.state.set_cursor_step(at)
+        return render_screenshot(app, window, screenshot)
+    QTimer.singleShot(0, load)
+    return app.exec()
+
+
+def render_screenshot(app: QApplication, window, path: str) -> int:
+    """Let layouts and plots settle, grab the window, save it, close."""
+    for _ in range(3):
+        window.session.flush()
+        app.processEvents()
+    ok = window.grab().save(path, "PNG")
+    window.close()
+    if not ok:
+        print(f"callscope gui: cannot write {path}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0

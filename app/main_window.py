@@ -1,0 +1,469 @@
+"""The inspector window: wires the panes to one session. No analysis is computed here.
+
+Layout: source bar; timeline with playback controls; below, generated text,
+partial parse, and a tab stack (emitted deltas, reconciliation, TTFD, compare).
+Every user-caused failure goes through :class:`ErrorPresenter` and leaves the
+previous view in place.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.models.session import InspectorSession
+from app.widgets import theme
+from app.widgets.chunks_view import ChunksView
+from app.widgets.compare_view import CompareView
+from app.widgets.dialogs import PasteDialog, RunDialog, RunValues, ShortcutsDialog, choose_folder, describe_shortcuts
+from app.widgets.errors import ErrorPresenter
+from app.widgets.exports import ExportError, save_png, save_trace, write_report, write_sse
+from app.widgets.pane import Pane
+from app.widgets.parse_view import ParseView
+from app.widgets.playback_bar import PlaybackBar, PlaybackDriver
+from app.widgets.reconcile_view import ReconcileView
+from app.widgets.source_bar import SourceBar
+from app.widgets.text_view import GeneratedTextView
+from app.widgets.timeline import TimelineView
+from app.widgets.ttfd_view import TtfdView
+from engine.inspector.sources import FileSource, Source, SourceError, TextSource, parse_tools_text
+
+MAX_RECENT = 10
+RECENT_KEY = "recent_files"
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle("callscope")
+        self.resize(1400, 900)
+        self.setAcceptDrops(True)
+        self.settings = settings or QSettings("callscope", "callscope")
+        self.session = InspectorSession(self)
+        self.errors = ErrorPresenter(self)
+        self.driver = PlaybackDriver(self.session, self)
+        self._runs = None  # RunController, created on the first live run (it owns a thread)
+        self._build_panes()
+        self._build_actions()
+        self._build_status()
+        self.session.analysisChanged.connect(self._analysis_changed)
+        self.session.cursorChanged.connect(self._cursor_changed)
+
+    # ================================================================ layout
+
+    def _build_panes(self) -> None:
+        s = self.session
+        self.source_bar = SourceBar(s)
+        self.timeline = TimelineView(s)
+        self.playback = PlaybackBar(s, self.driver)
+        timeline_box = QWidget()
+        tl = QVBoxLayout(timeline_box)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.setSpacing(2)
+        tl.addWidget(self.timeline, 1)
+        tl.addWidget(self.playback)
+        self.timeline_pane = Pane("Timeline", timeline_box)
+        self.text_view = GeneratedTextView(s)
+        self.text_pane = Pane("Generated text", self.text_view)
+        self.parse_view = ParseView(s)
+        self.parse_pane = Pane("Partial parse", self.parse_view)
+        self.chunks_view = ChunksView(s)
+        self.reconcile_view = ReconcileView(s)
+        self.ttfd_view = TtfdView(s)
+        self.compare_view = CompareView(s)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.chunks_view, "Emitted deltas")
+        self.tabs.addTab(self.reconcile_view, "Reconciliation")
+        self.tabs.addTab(self.ttfd_view, "TTFD")
+        self.tabs.addTab(self.compare_view, "Compare")
+        self.tabs_pane = Pane("", self.tabs)
+        self.tabs_pane.title.hide()
+        self.tabs_pane.subtitle.hide()
+
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(self.text_pane)
+        bottom.addWidget(self.parse_pane)
+        bottom.addWidget(self.tabs_pane)
+        bottom.setSizes([470, 380, 530])
+        bottom.setChildrenCollapsible(False)
+        main = QSplitter(Qt.Orientation.Vertical)
+        main.addWidget(self.timeline_pane)
+        main.addWidget(bottom)
+        main.setSizes([330, 500])
+        main.setChildrenCollapsible(False)
+        self.bottom_split, self.main_split = bottom, main
+
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(8, 8, 8, 4)
+        layout.setSpacing(6)
+        layout.addWidget(self.source_bar)
+        layout.addWidget(main, 1)
+        self.setCentralWidget(central)
+
+        self.source_bar.policyChosen.connect(self.set_policy)
+        self.source_bar.runChosen.connect(self.session.select_run)
+        self.ttfd_view.foldersRequested.connect(self.plot_folder)
+        self.text_view.placeholder = "No generated text: this source carries parses (a byte-prefix fixture), not text."
+
+    def _build_status(self) -> None:
+        bar = self.statusBar()
+        self.phase_label = QLabel("")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)
+        self.progress.setMaximumWidth(140)
+        self.progress.hide()
+        self.rate_label = QLabel("")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("Danger")
+        self.stop_button.hide()
+        self.stop_button.clicked.connect(self.stop_run)
+        self.cursor_label = QLabel("")
+        bar.addPermanentWidget(self.phase_label)
+        bar.addPermanentWidget(self.progress)
+        bar.addPermanentWidget(self.rate_label)
+        bar.addPermanentWidget(self.stop_button)
+        bar.addPermanentWidget(self.cursor_label)
+
+    def _action(self, menu, text: str, slot, keys=(), tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if keys:
+            action.setShortcuts([QKeySequence(k) for k in keys])
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        if menu is not None:
+            menu.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        mb = self.menuBar()
+        file = mb.addMenu("&File")
+        self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a trace or a byte-prefix fixture")
+        self.recent_menu = file.addMenu("Open &recent")
+        self._action(file, "&Paste text…", self.paste_dialog, ["Ctrl+Shift+V"], "Replay a raw generation")
+        self._action(file, "&Run a model…", self.run_dialog, ["Ctrl+R"], "Decode live with a local GGUF model")
+        self.stop_action = self._action(file, "S&top run", self.stop_run, ["Ctrl+."])
+        self._action(file, "&Save run as trace…", self.save_trace_dialog, ["Ctrl+S"])
+        file.addSeparator()
+        export = file.addMenu("&Export")
+        self._action(export, "Report &JSON…", lambda: self._export("report"), ["Ctrl+E"])
+        self._action(export, "&SSE transcript…", lambda: self._export("sse"))
+        self._action(export, "&Timeline PNG…", lambda: self._export("timeline"))
+        self._action(export, "TTFD &plot PNG…", lambda: self._export("ttfd"))
+        self._action(export, "&Window PNG…", lambda: self._export("window"))
+        file.addSeparator()
+        self._action(file, "&Quit", self.close, ["Ctrl+Q"])
+        play = mb.addMenu("&Playback")
+        self.nav_actions = [
+            self._action(play, "Play / pause", self.driver.toggle, ["Space"]),
+            self._action(play, "Next token", lambda: self._nav("token", 1), [".", "Right"]),
+            self._action(play, "Previous token", lambda: self._nav("token", -1), [",", "Left"]),
+            self._action(play, "Next emitted delta", lambda: self._nav("delta", 1), ["Shift+Right", ">"]),
+            self._action(play, "Previous emitted delta", lambda: self._nav("delta", -1), ["Shift+Left", "<"]),
+            self._action(play, "Start", lambda: self._nav("home", 0), ["Home"]),
+            self._action(play, "End", lambda: self._nav("end", 0), ["End"]),
+            self._action(play, "Faster", lambda: self.playback.step_speed(1), ["]"]),
+            self._action(play, "Slower", lambda: self.playback.step_speed(-1), ["["]),
+            self._action(play, "Toggle loop", lambda: self.playback.loop.toggle(), ["L"]),
+        ]
+        view = mb.addMenu("&View")
+        for i, name in enumerate(("Emitted deltas", "Reconciliation", "TTFD", "Compare")):
+            self._action(view, name, lambda _c=False, i=i: self.tabs.setCurrentIndex(i), [f"Alt+{i + 1}"])
+        self._action(view, "TTFD vs call length, folder…", self.plot_folder)
+        help_menu = mb.addMenu("&Help")
+        self._action(help_menu, "Keyboard shortcuts", self.show_shortcuts, ["?", "F1"])
+        self.playback.connect_navigation(
+            lambda: self._nav("home", 0), lambda: self._nav("delta", -1), lambda: self._nav("token", -1),
+            lambda: self._nav("token", 1), lambda: self._nav("delta", 1), lambda: self._nav("end", 0),
+        )
+        self._refresh_recent()
+
+    # ================================================================ navigation
+
+    def _nav(self, how: str, direction: int) -> None:
+        state = self.session.state
+        if state is None:
+            return
+        if how == "token":
+            state.step_token(direction)
+        elif how == "delta":
+            state.next_delta() if direction > 0 else state.previous_delta()
+        elif how == "home":
+            state.home()
+        else:
+            state.end()
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        dialog = ShortcutsDialog(describe_shortcuts(self.actions()), self)
+        dialog.show()
+        return dialog
+
+    # ================================================================ sources
+
+    def open_source(self, source: Source, policy: str | None = None) -> bool:
+        """Show ``source``; on failure report it and keep what was on screen."""
+        if self._runs is not None and self._runs.running:
+            self.errors.report("A run is in progress", "Stop the live run before opening another source.")
+            return False
+        self.driver.pause()
+        try:
+            self.session.open(source, policy)
+        except SourceError as exc:
+            self.errors.report("Cannot open", str(exc))
+            return False
+        except Exception as exc:  # noqa: BLE001 - any parser bug must not take the window down
+            self.errors.report("Cannot open", f"{source.label}: analysis failed: {type(exc).__name__}: {exc}")
+            return False
+        return True
+
+    def open_path(self, path: str, format_id: str | None = None, policy: str | None = None) -> bool:
+        ok = self.open_source(FileSource(str(path), format_id), policy)
+        if ok:
+            self._remember(str(path))
+        return ok
+
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a recording", str(Path.cwd()), "Recordings (*.jsonl *.txt *.trace);;All files (*)"
+        )
+        if path:
+            self.open_path(path)
+
+    def replay_text(self, text: str, format_id: str, tools_text: str = "", unit: str = "char", size: int = 1,
+                    rate: float | None = None) -> bool:
+        try:
+            tools = parse_tools_text(tools_text)
+        except SourceError as exc:
+            self.errors.report("Bad tools JSON", str(exc))
+            return False
+        return self.open_source(TextSource(text, format_id, tools, unit, size, rate))
+
+    def paste_dialog(self) -> None:
+        dialog = PasteDialog(self)
+        if dialog.exec():
+            v = dialog.values()
+            self.replay_text(v.text, v.format_id, v.tools_text, v.unit, v.size, v.rate)
+
+    def set_policy(self, policy: str) -> None:
+        if self.session.state is None or policy == self.session.policy:
+            return
+        try:
+            self.session.set_policy(policy)
+        except SourceError as exc:
+            self.errors.report("Cannot re-analyse", str(exc))
+            self.source_bar.refresh()
+
+    # ================================================================ live runs
+
+    @property
+    def runs(self):
+        if self._runs is None:
+            from app.workers.run_controller import RunController
+
+            self._runs = RunController(self.session, self)
+            self._runs.started.connect(self._run_started)
+            self._runs.phaseChanged.connect(self.phase_label.setText)
+            self._runs.progress.connect(self._run_progress)
+            self._runs.ended.connect(self._run_ended)
+            self._runs.failed.connect(self._run_failed)
+        return self._runs
+
+    def run_dialog(self) -> None:
+        dialog = RunDialog(self)
+        if dialog.exec():
+            self.start_run(dialog.values())
+
+    def start_run(self, values: RunValues) -> bool:
+        from app.workers.run_worker import RunRequest
+
+        try:
+            tools = parse_tools_text(values.tools_text)
+        except SourceError as exc:
+            self.errors.report("Bad tools JSON", str(exc))
+            return False
+        if values.model_path and not Path(values.model_path).is_file():
+            self.errors.report("Bad model", f"model {values.model_path}: no such file")
+            return False
+        self.driver.pause()
+        request = RunRequest(
+            messages=[{"role": "user", "content": values.prompt}], tools=tools, model_path=values.model_path,
+            format_id=values.format_id, policy=values.policy, force_tool=values.force_tool,
+            max_tokens=values.max_tokens, seed=values.seed,
+        )
+        return self.runs.start(request)
+
+    def stop_run(self) -> None:
+        if self._runs is not None:
+            self._runs.stop()
+
+    def _run_started(self) -> None:
+        self.progress.show()
+        self.stop_button.show()
+        self.rate_label.setText("")
+        self.phase_label.setText("starting…")
+
+    def _run_progress(self, tokens: int, rate: float) -> None:
+        self.progress.hide()
+        self.rate_label.setText(f"{tokens} tokens · {rate:.1f} tok/s")
+
+    def _run_ended(self, analysis) -> None:
+        self.progress.hide()
+        self.stop_button.hide()
+        self.phase_label.setText(f"run ended: {analysis.finish_cause}")
+
+    def _run_failed(self, message: str) -> None:
+        self.progress.hide()
+        self.stop_button.hide()
+        self.phase_label.setText("run failed")
+        self.errors.report("Run failed", message)
+
+    # ================================================================ export
+
+    def _export(self, what: str) -> None:
+        if self.session.state is None:
+            self.errors.report("Nothing to export", "Open a source first.")
+            return
+        name = self.session.current.name
+        filters = {
+            "report": ("Report JSON (*.json)", f"{name}.report.json"),
+            "sse": ("SSE transcript (*.sse *.txt)", f"{name}.sse"),
+            "timeline": ("PNG image (*.png)", f"{name}.timeline.png"),
+            "ttfd": ("PNG image (*.png)", f"{name}.ttfd.png"),
+            "window": ("PNG image (*.png)", f"{name}.png"),
+        }
+        pattern, default = filters[what]
+        path, _ = QFileDialog.getSaveFileName(self, "Export", default, pattern)
+        if path:
+            self.export_to(what, path)
+
+    def export_to(self, what: str, path: str) -> bool:
+        state = self.session.state
+        if state is None:
+            return False
+        self.session.flush()
+        try:
+            if what == "report":
+                write_report(path, [state.analysis])
+            elif what == "sse":
+                write_sse(path, state.analysis)
+            elif what == "timeline":
+                save_png(path, self.timeline_pane)
+            elif what == "ttfd":
+                self.tabs.setCurrentWidget(self.ttfd_view)
+                save_png(path, self.ttfd_view)
+            else:
+                save_png(path, self)
+        except ExportError as exc:
+            self.errors.report("Export failed", str(exc))
+            return False
+        self.statusBar().showMessage(f"wrote {path}", 5000)
+        return True
+
+    def save_trace_dialog(self) -> None:
+        if self.session.state is None:
+            self.errors.report("Nothing to save", "Open a source or run a model first.")
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save run as trace", f"{self.session.current.name}.jsonl", "Trace (*.jsonl)")
+        if path:
+            self.save_trace_to(path)
+
+    def save_trace_to(self, path: str) -> bool:
+        state = self.session.state
+        if state is None:
+            return False
+        recorded = None
+        tools = None
+        if self._runs is not None and self._runs.analysis is state.analysis:
+            recorded, tools = self._runs.record_path, self._runs.tools
+        try:
+            save_trace(path, state.analysis, recorded, tools)
+        except ExportError as exc:
+            self.errors.report("Cannot save trace", str(exc))
+            return False
+        self.statusBar().showMessage(f"saved {path}", 5000)
+        return True
+
+    def plot_folder(self, folder: str | None = None) -> None:
+        folder = folder or choose_folder(self, "Plot TTFD for every recording in…")
+        if not folder:
+            return
+        analyses = self.ttfd_view.folder_runs(folder, self.session.policy)
+        if not analyses:
+            self.errors.report("Nothing to plot", f"{folder}: no readable recording")
+            return
+        self.ttfd_view.set_runs(analyses, f"runs in {Path(folder).name}")
+        self.tabs.setCurrentWidget(self.ttfd_view)
+
+    # ================================================================ recent files, drag and drop
+
+    def _remember(self, path: str) -> None:
+        recent = [p for p in self.recent_files() if p != path]
+        recent.insert(0, path)
+        self.settings.setValue(RECENT_KEY, recent[:MAX_RECENT])
+        self._refresh_recent()
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value(RECENT_KEY, [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def _refresh_recent(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for path in files:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _c=False, p=path: self.open_path(p))
+        self.recent_menu.setEnabled(bool(files))
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
+        for url in event.mimeData().urls():
+            if url.isLocalFile():
+                self.open_path(url.toLocalFile())
+                break
+
+    # ================================================================ reactions
+
+    def _analysis_changed(self) -> None:
+        a = self.session.current
+        self.setWindowTitle(f"callscope — {a.name}")
+        tokens = a.step_count
+        self.text_pane.set_subtitle(f"{tokens:,} {a.unit}s · token boundaries shaded · after the cursor dimmed")
+        self.parse_pane.set_subtitle("what the server's parser held at the cursor")
+        self.timeline_pane.set_subtitle("drag the cursor · hover to preview · wheel to zoom")
+
+    def _cursor_changed(self, index: int) -> None:
+        state = self.session.state
+        if state is not None:
+            self.cursor_label.setText(f"{state.analysis.unit} {state.timebase.step(index)}")
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        self.driver.pause()
+        if self._runs is not None:
+            self._runs.shutdown()
+        super().closeEvent(event)
+
+    def settle(self) -> None:
+        """Deliver pending redraws now (screenshots, tests)."""
+        self.session.flush()
+        QTimer.singleShot(0, lambda: None)

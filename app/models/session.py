@@ -1,0 +1,157 @@
+"""The one object every pane listens to: which analysis is shown, where the cursor is.
+
+It adapts :class:`engine.inspector.state.InspectorState` to Qt signals. State
+changes (cursor, hover, a live run growing) are cheap and frequent; the
+signals that make panes redraw go out at most once per frame through
+:class:`FrameThrottle`. Loading never replaces the current view until the new
+analyses exist, so a failed load keeps what was on screen.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from app.widgets.frame_throttle import FrameThrottle
+from engine.analysis import Analysis
+from engine.inspector.sources import Source, SourceError
+from engine.inspector.state import CursorView, InspectorState
+
+
+class InspectorSession(QObject):
+    #: A different analysis is shown (new source, other run, other policy): panes rebuild.
+    analysisChanged = Signal()
+    #: The cursor moved (throttled to one per frame): panes redraw at :meth:`view`.
+    cursorChanged = Signal(int)
+    #: The hover preview moved (throttled): the timeline shows it, nothing else moves.
+    hoverChanged = Signal(int)
+    #: A live run grew (throttled): panes append what is new.
+    grew = Signal(str)
+    #: A chunk was picked in the deltas table: the text pane highlights what produced it.
+    chunkPicked = Signal(int)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.state: InspectorState | None = None
+        self.source: Source | None = None
+        self.analyses: list[Analysis] = []
+        self.run_index = 0
+        self.policy = "incremental"
+        self._redraw = FrameThrottle(self._emit_cursor, parent=self)
+        self._hover = FrameThrottle(self._emit_hover, parent=self)
+        self._growth = FrameThrottle(self._emit_growth, parent=self)
+        self._grown_text: list[str] = []
+
+    # ------------------------------------------------------------ loading
+
+    def open(self, source: Source, policy: str | None = None, run: str | None = None) -> None:
+        """Analyse ``source`` and show it; raises :class:`SourceError` leaving the current view as it was."""
+        policy = policy or self.policy
+        analyses = source.analyses(policy)
+        if not analyses:
+            raise SourceError(f"{source.label}: nothing to show")
+        index = 0
+        if run is not None:
+            names = [a.name for a in analyses]
+            index = names.index(run) if run in names else 0
+        self.source, self.analyses, self.policy = source, analyses, policy
+        self._show(index, keep_step=None)
+
+    def set_policy(self, policy: str) -> None:
+        """Re-analyse the current source under ``policy``, keeping the cursor's step."""
+        if self.source is None or policy == self.policy:
+            return
+        step = self.state.cursor_step if self.state else None
+        name = self.current.name if self.state else None
+        analyses = self.source.analyses(policy)
+        self.analyses, self.policy = analyses, policy
+        names = [a.name for a in analyses]
+        self._show(names.index(name) if name in names else 0, keep_step=step)
+
+    def select_run(self, index: int) -> None:
+        if 0 <= index < len(self.analyses) and (index != self.run_index or self.state is None):
+            self._show(index, keep_step=None)
+
+    def show_analysis(self, analysis: Analysis, source: Source | None = None) -> None:
+        """Show an analysis built elsewhere (a live run), possibly still growing."""
+        self.source = source
+        self.analyses = [analysis]
+        self.policy = analysis.source.policy
+        self._show(0, keep_step=None, at_end=True)
+
+    def _show(self, index: int, keep_step: int | None, at_end: bool = False) -> None:
+        self._redraw.cancel()
+        self._hover.cancel()
+        self._growth.cancel()
+        self._grown_text.clear()
+        self.run_index = index
+        self.state = InspectorState(self.analyses[index])
+        self.state.subscribe(self._on_state)
+        if keep_step is not None:
+            self.state.cursor = self.state.timebase.index_of_step(keep_step)
+        elif at_end or not self.state.live:
+            self.state.cursor = self.state.last
+        self.analysisChanged.emit()
+        self.cursorChanged.emit(self.state.cursor)
+
+    @property
+    def current(self) -> Analysis:
+        assert self.state is not None
+        return self.state.analysis
+
+    # ------------------------------------------------------------ live growth
+
+    def grow(self) -> None:
+        """The shown (live) analysis gained steps: index them; panes hear about it once per frame."""
+        if self.state is None:
+            return
+        follow = self.state.cursor >= self.state.last
+        text = self.state.sync()
+        if text:
+            self._grown_text.append(text)
+        if follow:
+            self.state.cursor = self.state.last
+        self._growth.request()
+
+    def _emit_growth(self) -> None:
+        text = "".join(self._grown_text)
+        self._grown_text.clear()
+        self.grew.emit(text)
+        if self.state is not None:
+            self.cursorChanged.emit(self.state.cursor)
+
+    # ------------------------------------------------------------ cursor
+
+    def _on_state(self, what: str) -> None:
+        if what == "cursor":
+            self._redraw.request()
+        else:
+            self._hover.request()
+
+    def _emit_cursor(self) -> None:
+        if self.state is not None:
+            self.cursorChanged.emit(self.state.cursor)
+
+    def _emit_hover(self) -> None:
+        if self.state is not None:
+            self.hoverChanged.emit(-1 if self.state.hover is None else self.state.hover)
+
+    def flush(self) -> None:
+        """Deliver pending redraws now (tests, benchmarks, screenshots)."""
+        self._growth.flush()
+        self._redraw.flush()
+        self._hover.flush()
+
+    def view(self) -> CursorView | None:
+        return self.state.view() if self.state is not None else None
+
+    def pick_chunk(self, number: int) -> None:
+        """A chunk was selected: move the cursor to its step and tell the text pane."""
+        if self.state is None or not 0 <= number < len(self.current.chunks):
+            return
+        self.state.set_cursor_step(self.current.chunks[number].step)
+        self.flush()
+        self.chunkPicked.emit(number)
+
+    @property
+    def redraws(self) -> int:
+        return self._redraw.fired

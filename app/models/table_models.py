@@ -1,0 +1,142 @@
+"""Small read-only table models over lists of engine rows (calls, violations, compare rows, runs).
+
+:class:`RowTableModel` maps each row object to cells through column
+functions; the concrete models only name their columns and colours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+from app.widgets import theme
+from engine.inspector.compare import CompareRow, summarize
+from engine.inspector.reconcile import CallVerdict
+from engine.wire import Violation
+
+T = TypeVar("T")
+Index = QModelIndex | QPersistentModelIndex
+
+
+class RowTableModel(QAbstractTableModel):
+    columns: Sequence[tuple[str, Callable[[T], Any]]] = ()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.rows: list[T] = []
+
+    def set_rows(self, rows: list[T]) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.columns):
+            return self.columns[section][0]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows) or not 0 <= index.column() < len(self.columns):
+            return None
+        row = self.rows[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            value = self.columns[index.column()][1](row)
+            return "" if value is None else str(value)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return self.foreground(row, index.column())
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return self.background(row, index.column())
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self.tooltip(row, index.column())
+        return None
+
+    def foreground(self, row: T, column: int) -> QColor | None:
+        return None
+
+    def background(self, row: T, column: int) -> QColor | None:
+        return None
+
+    def tooltip(self, row: T, column: int) -> str | None:
+        value = self.columns[column][1](row)
+        text = "" if value is None else str(value)
+        return text if len(text) > 40 else None
+
+
+class CallVerdictModel(RowTableModel):
+    columns = (
+        ("index", lambda c: c.index),
+        ("name", lambda c: c.name),
+        ("verdict", lambda c: ("✓ " if c.reconstructs else "✗ ") + c.verdict),
+        ("first delta", lambda c: "–" if c.first_delta_step is None else f"step {c.first_delta_step}"),
+        ("streamed", lambda c: f"{len(c.streamed):,} chars"),
+        ("final", lambda c: "–" if c.final is None else f"{len(c.final):,} chars"),
+        ("id", lambda c: c.id or "–"),
+    )
+
+    def foreground(self, row: CallVerdict, column: int) -> QColor | None:
+        if column == 2:
+            return QColor(theme.OK if row.reconstructs else theme.BAD)
+        if column == 1:
+            return QColor(theme.call_color(row.index))
+        return None
+
+
+class ViolationModel(RowTableModel):
+    columns = (
+        ("rule", lambda v: v.rule),
+        ("step", lambda v: "–" if v.step is None else v.step),
+        ("call", lambda v: "–" if v.call_index is None else v.call_index),
+        ("detail", lambda v: v.detail),
+    )
+
+    def foreground(self, row: Violation, column: int) -> QColor | None:
+        return QColor(theme.VIOLATION_COLOR) if column == 0 else None
+
+
+class CompareModel(RowTableModel):
+    left_title = "left"
+    right_title = "right"
+
+    def set_titles(self, left: str, right: str) -> None:
+        self.left_title, self.right_title = left, right
+        self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(self.columns) - 1)
+
+    columns = (
+        ("step", lambda r: r.step),
+        ("time", lambda r: "–" if r.ms is None else f"{r.ms:.1f} ms"),
+        ("left", lambda r: summarize(r.left)),
+        ("right", lambda r: summarize(r.right)),
+        ("bytes left", lambda r: r.left_bytes),
+        ("bytes right", lambda r: r.right_bytes),
+    )
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            if section == 2:
+                return self.left_title
+            if section == 3:
+                return self.right_title
+            if section == 4:
+                return f"tool bytes · {self.left_title}"
+            if section == 5:
+                return f"tool bytes · {self.right_title}"
+        return super().headerData(section, orientation, role)
+
+    def background(self, row: CompareRow, column: int) -> QColor | None:
+        return theme.qcolor("#4a3519", 150) if row.differs else None
+
+    def foreground(self, row: CompareRow, column: int) -> QColor | None:
+        if column == 4 and row.left_bytes > row.right_bytes:
+            return QColor(theme.OK)
+        if column == 5 and row.right_bytes > row.left_bytes:
+            return QColor(theme.OK)
+        return None

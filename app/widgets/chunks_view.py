@@ -1,0 +1,115 @@
+"""Emitted deltas: the chunks up to the cursor, the raw JSON of the selected one, arguments so far per call.
+
+Selecting a chunk moves the cursor to its step and highlights, in the text
+pane, the tokens that produced it. New rows follow the cursor (the table
+scrolls to the newest chunk unless the user picked one).
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QPlainTextEdit, QSplitter, QTableView, QTabWidget, QTextBrowser, QVBoxLayout, QWidget
+
+from app.models.chunk_model import ChunkTableModel
+from app.models.session import InspectorSession
+from app.widgets import theme
+
+
+class ChunksView(QWidget):
+    def __init__(self, session: InspectorSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.model = ChunkTableModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setFont(theme.mono_font(9))
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        header.setHighlightSections(False)
+        for column, width in enumerate((64, 82, 46, 78)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(column, width)
+        self.raw = QPlainTextEdit()
+        self.raw.setReadOnly(True)
+        self.raw.setFont(theme.mono_font(9))
+        self.raw.setPlaceholderText("Select a chunk to see the chat.completion.chunk JSON a client received.")
+        self.accumulated = QTextBrowser()
+        self.accumulated.setFont(theme.mono_font(9))
+        details = QTabWidget()
+        details.setDocumentMode(True)
+        details.addTab(self.raw, "Raw chunk JSON")
+        details.addTab(self.accumulated, "Arguments so far")
+        self.details = details
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(details)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+        self._picking = False
+        self.table.selectionModel().currentRowChanged.connect(self._row_changed)
+        session.analysisChanged.connect(self.rebuild)
+        session.cursorChanged.connect(self.show_cursor)
+
+    def rebuild(self) -> None:
+        state = self.session.state
+        self.model.set_chunks(state.chunk_index if state else None, 0)
+        self.raw.clear()
+        self.accumulated.clear()
+
+    def show_cursor(self, index: int) -> None:
+        state = self.session.state
+        if state is None:
+            return
+        count = state.chunk_index.count_until(state.timebase.step(index))
+        self.model.set_visible(count)
+        if not self._picking and count:
+            self.table.scrollToBottom()
+        self._show_accumulated(count)
+
+    def _show_accumulated(self, count: int) -> None:
+        state = self.session.state
+        assert state is not None
+        calls = state.chunk_index.call_arguments_until(count)
+        if not calls:
+            self.accumulated.setHtml(f'<span style="color:{theme.DIM}">No tool-call delta has gone out yet.</span>')
+            return
+        parts = []
+        for index, call_id, name, arguments in calls:
+            shown = arguments if len(arguments) <= 4000 else "…" + arguments[-4000:]
+            parts.append(
+                f'<p style="color:{theme.DIM};font-weight:600">[{index}] <span style="color:{theme.call_color(index)}">'
+                f"{html.escape(name)}</span> · {html.escape(call_id)} · {len(arguments):,} chars</p>"
+                f'<pre style="color:{theme.call_color(index)};white-space:pre-wrap">{html.escape(shown)}</pre>'
+            )
+        self.accumulated.setHtml("".join(parts))
+
+    def _row_changed(self, current, _previous) -> None:
+        if not current.isValid() or self.session.state is None:
+            return
+        number = current.row()
+        self.raw.setPlainText(self.session.state.chunk_index.raw_json(number))
+        self._picking = True
+        try:
+            self.session.pick_chunk(number)
+        finally:
+            self._picking = False
+
+    def select_chunk(self, number: int) -> None:
+        """Select row ``number`` (tests and keyboard): same as clicking it."""
+        index = self.model.index(number, 0)
+        self.table.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )

@@ -1,0 +1,98 @@
+"""Compare: the same source under two policies, side by side, aligned by step, differences marked."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+
+from app.models.session import InspectorSession
+from app.models.table_models import CompareModel
+from app.widgets import theme
+from engine.inspector.compare import Comparison, compare
+from engine.inspector.live import RUNNING
+from engine.inspector.sources import SourceError
+from engine.policies import POLICY_IDS
+
+
+class CompareView(QWidget):
+    def __init__(self, session: InspectorSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.comparison: Comparison | None = None
+        self.other = QComboBox()
+        self.other.addItems(POLICY_IDS)
+        self.other.setCurrentText("atomic")
+        self.summary = QLabel("")
+        self.summary.setObjectName("Caption")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)
+        self.model = CompareModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setWordWrap(False)
+        self.table.setFont(theme.mono_font(9))
+        header = self.table.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        bar = QHBoxLayout()
+        label = QLabel("against")
+        label.setObjectName("Caption")
+        self.left_label = QLabel("")
+        bar.addWidget(self.left_label)
+        bar.addWidget(label)
+        bar.addWidget(self.other)
+        bar.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 2, 0, 0)
+        layout.setSpacing(4)
+        layout.addLayout(bar)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.table, 1)
+        self.other.currentTextChanged.connect(lambda _p: self.rebuild())
+        self.table.selectionModel().currentRowChanged.connect(self._row_selected)
+        session.analysisChanged.connect(self.rebuild)
+        self.error = ""
+
+    def rebuild(self) -> None:
+        state = self.session.state
+        self.comparison = None
+        self.error = ""
+        if state is None or self.session.source is None or state.analysis.finish_cause == RUNNING:
+            self.model.set_rows([])
+            self.summary.setText(f'<span style="color:{theme.DIM}">Compare is available once the stream has ended.</span>')
+            return
+        left = state.analysis
+        policy = self.other.currentText()
+        self.left_label.setText(f"<b>{html.escape(left.source.policy)}</b>")
+        try:
+            others = self.session.source.analyses(policy)
+        except SourceError as exc:
+            self.error = str(exc)
+            self.summary.setText(f'<span style="color:{theme.BAD}">{html.escape(self.error)}</span>')
+            self.model.set_rows([])
+            return
+        right = next((a for a in others if a.name == left.name), others[0])
+        self.comparison = compare(left, right)
+        self.model.set_titles(left.source.policy, right.source.policy)
+        self.model.set_rows(self.comparison.rows)
+        c = self.comparison
+        self.summary.setText(
+            f'<span style="color:{theme.WARN}">{c.differing} of {len(c.rows)} emitting steps differ</span><br>'
+            f'<span style="color:{theme.POLICY_COLOR}">◀ {html.escape(c.side_summary("left"))}</span><br>'
+            f'<span style="color:{theme.ATOMIC_COLOR}">▶ {html.escape(c.side_summary("right"))}</span>'
+        )
+        for column in (0, 1, 4, 5):
+            self.table.resizeColumnToContents(column)
+
+    def _row_selected(self, current, _previous) -> None:
+        state = self.session.state
+        if state is None or self.comparison is None or not current.isValid():
+            return
+        state.set_cursor_step(self.comparison.rows[current.row()].step)

@@ -1,0 +1,253 @@
+"""The Paste-text, Run-a-model and keyboard-shortcut dialogs.
+
+Dialogs only collect values; the main window validates them (tools JSON,
+model path) and reports problems through the error presenter, so a bad value
+never leaves a half-loaded view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.widgets import theme
+from engine.formats import FORMAT_IDS
+from engine.policies import POLICY_IDS
+
+TOOL_PRESETS = theme.ROOT / "resources" / "tools"
+
+
+def tool_presets() -> dict[str, str]:
+    """Shipped tool presets: name -> JSON text."""
+    presets = {}
+    if TOOL_PRESETS.is_dir():
+        for path in sorted(TOOL_PRESETS.glob("*.json")):
+            try:
+                presets[path.stem] = path.read_text(encoding="utf-8")
+            except OSError:
+                continue
+    return presets
+
+
+class ToolsEditor(QWidget):
+    """A JSON editor for the request's tools with a preset picker."""
+
+    def __init__(self, default: str | None = "default", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.presets = tool_presets()
+        self.picker = QComboBox()
+        self.picker.addItem("(none)", "")
+        for name, text in self.presets.items():
+            self.picker.addItem(name, text)
+        self.editor = QPlainTextEdit()
+        self.editor.setFont(theme.mono_font(9))
+        self.editor.setPlaceholderText('OpenAI tools array, e.g. [{"type": "function", "function": {"name": ...}}]')
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        label = QLabel("preset")
+        label.setObjectName("Caption")
+        row.addWidget(label)
+        row.addWidget(self.picker, 1)
+        layout.addLayout(row)
+        layout.addWidget(self.editor, 1)
+        self.picker.currentIndexChanged.connect(lambda i: self.editor.setPlainText(self.picker.itemData(i) or ""))
+        if default and default in self.presets:
+            self.picker.setCurrentText(default)
+
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+
+@dataclass(slots=True)
+class PasteValues:
+    text: str
+    format_id: str
+    tools_text: str
+    unit: str
+    size: int
+    rate: float | None
+
+
+class PasteDialog(QDialog):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Paste a generation")
+        self.resize(760, 620)
+        self.text = QPlainTextEdit()
+        self.text.setFont(theme.mono_font(10))
+        self.text.setPlaceholderText("Paste the raw text a model generated (markers and all)…")
+        self.format = QComboBox()
+        self.format.addItems(FORMAT_IDS)
+        self.step = QComboBox()
+        self.step.addItems(["char", "byte", "4 chars", "16 chars"])
+        self.rate = QSpinBox()
+        self.rate.setRange(0, 10000)
+        self.rate.setValue(30)
+        self.rate.setSuffix(" steps/s")
+        self.rate.setSpecialValueText("untimed")
+        self.tools = ToolsEditor(default=None)
+        form = QFormLayout()
+        form.addRow("format", self.format)
+        form.addRow("step", self.step)
+        form.addRow("timing", self.rate)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.text, 3)
+        layout.addLayout(form)
+        caption = QLabel("tools (optional: gives parameter types to qwen3_coder)")
+        caption.setObjectName("Caption")
+        layout.addWidget(caption)
+        layout.addWidget(self.tools, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Replay")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def values(self) -> PasteValues:
+        step = self.step.currentText()
+        unit, size = ("byte", 1) if step == "byte" else ("char", 1 if step == "char" else int(step.split()[0]))
+        return PasteValues(
+            self.text.toPlainText(), self.format.currentText(), self.tools.text(), unit, size,
+            float(self.rate.value()) if self.rate.value() > 0 else None,
+        )
+
+
+@dataclass(slots=True)
+class RunValues:
+    model_path: str | None
+    format_id: str
+    policy: str
+    prompt: str
+    tools_text: str
+    force_tool: str
+    max_tokens: int
+    seed: int
+
+
+class RunDialog(QDialog):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Run a model live")
+        self.resize(720, 640)
+        self.model = QLineEdit()
+        self.model.setPlaceholderText("packaged SmolLM2-135M-Instruct (default)")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model, 1)
+        model_row.addWidget(browse)
+        self.format = QComboBox()
+        self.format.addItems(["auto", *FORMAT_IDS])
+        self.format.setToolTip("auto: from the model's chat template")
+        self.policy = QComboBox()
+        self.policy.addItems(POLICY_IDS)
+        from engine.decode.messages import DEFAULT_PROMPT
+
+        self.prompt = QPlainTextEdit(DEFAULT_PROMPT)
+        self.prompt.setMaximumHeight(80)
+        self.tools = ToolsEditor(default="default")
+        self.force = QComboBox()
+        self.force.setEditable(True)
+        self.force.addItems(["any", "off"])
+        self.force.setToolTip("any: force some tool call (grammar); off: let the model choose; or a tool name")
+        self.max_tokens = QSpinBox()
+        self.max_tokens.setRange(1, 8192)
+        self.max_tokens.setValue(256)
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setValue(7)
+        form = QFormLayout()
+        form.addRow("model", model_row)
+        form.addRow("wire format", self.format)
+        form.addRow("policy", self.policy)
+        form.addRow("prompt", self.prompt)
+        form.addRow("force tool", self.force)
+        form.addRow("max tokens", self.max_tokens)
+        form.addRow("seed", self.seed)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        caption = QLabel("tools")
+        caption.setObjectName("Caption")
+        layout.addWidget(caption)
+        layout.addWidget(self.tools, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        run = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        run.setText("Run")
+        run.setObjectName("Primary")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model", "", "GGUF models (*.gguf);;All files (*)")
+        if path:
+            self.model.setText(path)
+
+    def values(self) -> RunValues:
+        return RunValues(
+            self.model.text().strip() or None, self.format.currentText(), self.policy.currentText(),
+            self.prompt.toPlainText(), self.tools.text(), self.force.currentText().strip() or "any",
+            self.max_tokens.value(), self.seed.value(),
+        )
+
+
+class ShortcutsDialog(QDialog):
+    """``?``: every keyboard shortcut, read from the window's actions (never out of date)."""
+
+    def __init__(self, rows: list[tuple[str, str]], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.resize(460, 520)
+        table = QTableWidget(len(rows), 2)
+        table.setHorizontalHeaderLabels(["keys", "action"])
+        table.verticalHeader().hide()
+        table.horizontalHeader().setStretchLastSection(True)
+        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        for i, (keys, what) in enumerate(rows):
+            table.setItem(i, 0, QTableWidgetItem(keys))
+            table.setItem(i, 1, QTableWidgetItem(what))
+        table.resizeColumnToContents(0)
+        self.table = table
+        layout = QVBoxLayout(self)
+        layout.addWidget(table)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        buttons.accepted.connect(self.accept)
+        layout.addWidget(buttons)
+
+
+def describe_shortcuts(actions) -> list[tuple[str, str]]:
+    rows = []
+    for action in actions:
+        keys = [k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts()]
+        keys = [k for k in keys if k]
+        if keys:
+            rows.append((" / ".join(keys), action.text().replace("&", "").rstrip(".…")))
+    return rows
+
+
+def choose_folder(parent: QWidget, title: str) -> str:
+    return QFileDialog.getExistingDirectory(parent, title, str(Path.cwd()))
+
+

@@ -1,0 +1,122 @@
+"""The strip above the timeline: what is shown (source, run, format, policy) and its verdict at a glance."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QWidget
+
+from app.models.session import InspectorSession
+from engine.inspector.live import RUNNING
+from engine.inspector.ttfd import ttfd_label
+from engine.policies import POLICY_IDS
+
+
+def _badge(tone: str = "neutral") -> QLabel:
+    label = QLabel("")
+    label.setObjectName("Badge")
+    label.setProperty("tone", tone)
+    return label
+
+
+def _set_tone(label: QLabel, text: str, tone: str) -> None:
+    label.setText(text)
+    if label.property("tone") != tone:
+        label.setProperty("tone", tone)
+        label.style().unpolish(label)
+        label.style().polish(label)
+    label.setVisible(bool(text))
+
+
+class SourceBar(QFrame):
+    policyChosen = Signal(str)
+    runChosen = Signal(int)
+
+    def __init__(self, session: InspectorSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("SourceBar")
+        self.session = session
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        layout.setSpacing(8)
+        self.name = QLabel("No source — File ▸ Open, Paste text, or Run a model")
+        self.name.setObjectName("SourceName")
+        self.name.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details = QLabel("")
+        self.details.setObjectName("Caption")
+        self.run = QComboBox()
+        self.run.setToolTip("Streams in this file")
+        self.run.setMinimumContentsLength(18)
+        self.run.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        policy_label = QLabel("policy")
+        policy_label.setObjectName("Caption")
+        self.policy = QComboBox()
+        self.policy.addItems(POLICY_IDS)
+        self.policy.setToolTip("Streaming policy: re-analyses the same source")
+        self.finish = _badge()
+        self.calls = _badge()
+        self.violations = _badge()
+        self.ttfd = _badge("info")
+        layout.addWidget(self.name)
+        layout.addWidget(self.run)
+        layout.addWidget(self.details)
+        layout.addStretch(1)
+        for badge in (self.ttfd, self.calls, self.finish, self.violations):
+            layout.addWidget(badge)
+        layout.addSpacing(8)
+        layout.addWidget(policy_label)
+        layout.addWidget(self.policy)
+        self.run.hide()
+        for badge in (self.finish, self.calls, self.violations, self.ttfd):
+            badge.hide()
+        self._setting = False
+        self.policy.currentTextChanged.connect(self._policy_changed)
+        self.run.currentIndexChanged.connect(self._run_changed)
+        session.analysisChanged.connect(self.refresh)
+        session.grew.connect(lambda _t: self.refresh())
+
+    def refresh(self) -> None:
+        state = self.session.state
+        if state is None:
+            return
+        a = state.analysis
+        self._setting = True
+        try:
+            self.policy.setCurrentText(a.source.policy)
+            names = [x.name for x in self.session.analyses]
+            if [self.run.itemText(i) for i in range(self.run.count())] != names:
+                self.run.clear()
+                self.run.addItems(names)
+            self.run.setCurrentIndex(self.session.run_index)
+            self.run.setVisible(len(names) > 1)
+        finally:
+            self._setting = False
+        label = self.session.source.label if self.session.source is not None else a.name
+        self.name.setText(label if len(self.session.analyses) > 1 else (label if a.name in label else f"{label} · {a.name}"))
+        kind = {"trace": "trace", "fixture": "byte-prefix fixture", "text": "pasted text", "model": "live model run",
+                "capture": "capture"}.get(a.source.kind, a.source.kind)
+        timing = "timed" if a.timed else "untimed"
+        self.details.setText(f"{kind} · format {a.source.format or '—'} · {a.step_count:,} {a.unit}s · {timing}")
+        if a.finish_cause == RUNNING:
+            _set_tone(self.finish, "generating…", "info")
+            _set_tone(self.calls, f"{len(a.chunks)} chunks", "neutral")
+            _set_tone(self.violations, f"{len(a.violations)} violations" if a.violations else "", "bad")
+            _set_tone(self.ttfd, "", "info")
+            return
+        _set_tone(self.finish, f"finish_reason {a.finish_reason or 'null'}", "ok" if a.finish_reason == "tool_calls" else "warn")
+        bad = sum(1 for c in a.calls if not c.reconstructs)
+        if a.calls:
+            _set_tone(self.calls, f"{len(a.calls)} call{'s' if len(a.calls) > 1 else ''} · "
+                      + ("reconstruct" if not bad else f"{bad} do not reconstruct"), "ok" if not bad else "bad")
+        else:
+            _set_tone(self.calls, "no calls", "neutral")
+        n = len(a.violations)
+        _set_tone(self.violations, f"{n} violation{'s' if n != 1 else ''}", "bad" if n else "ok")
+        _set_tone(self.ttfd, ttfd_label(a) if a.ttfd_streaming.step is not None or a.ttfd_atomic.step is not None else "", "info")
+
+    def _policy_changed(self, policy: str) -> None:
+        if not self._setting:
+            self.policyChosen.emit(policy)
+
+    def _run_changed(self, index: int) -> None:
+        if not self._setting and index >= 0:
+            self.runChosen.emit(index)

@@ -1,0 +1,87 @@
+"""Colours and fonts every pane shares, so a kind of chunk or span looks the same everywhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtGui import QColor, QFont, QFontDatabase
+
+ROOT = Path(__file__).resolve().parents[2]
+STYLE_FILE = ROOT / "resources" / "style" / "dark.qss"
+
+BACKGROUND = "#16181d"
+PANEL = "#1d2026"
+PANEL_ALT = "#22262d"
+BORDER = "#2e333c"
+GRID = "#262a32"
+TEXT = "#d8dce3"
+DIM = "#6b7280"
+FAINT = "#4b5160"
+ACCENT = "#4f9dff"
+CURSOR = "#ffd166"
+HOVER = "#9aa4b2"
+OK = "#5fd38d"
+BAD = "#ff6b6b"
+WARN = "#f0a35e"
+
+#: Wire chunk kinds (the emitted-deltas table, the wire lanes, the TTFD plot).
+CHUNK_COLORS = {
+    "role": "#8b93a1",
+    "content": "#c7cdd6",
+    "reasoning": "#c39ae6",
+    "header": "#f0a35e",
+    "arguments": "#5fd38d",
+    "finish": "#61afef",
+}
+#: Parse-event kinds (the parse lane).
+PARSE_COLORS = {
+    "content": "#c7cdd6",
+    "reasoning": "#c39ae6",
+    "call opened": "#f0a35e",
+    "name complete": "#ffd166",
+    "arguments": "#5fd38d",
+    "revised": "#ff9f43",
+    "failed": "#ff6b6b",
+}
+ATOMIC_COLOR = "#ff6b6b"
+POLICY_COLOR = "#5fd38d"
+VIOLATION_COLOR = "#ff4d6d"
+TOKEN_COLOR = "#7c8595"
+
+#: Text-pane span kinds; arguments cycle through CALL_COLORS by call index.
+SPAN_COLORS = {
+    "content": "#d8dce3",
+    "reasoning": "#c39ae6",
+    "call": "#f0a35e",
+    "held": "#8b93a1",
+}
+CALL_COLORS = ("#5fd38d", "#56c8d8", "#e5c07b", "#ff8fab", "#a0b4ff")
+TOKEN_SHADES = ("#1d2026", "#262b33")  # alternate token backgrounds: token boundaries visible
+NEW_TEXT_BG = "#1f4d33"  # what changed at this step
+
+
+def call_color(index: int | None) -> str:
+    return CALL_COLORS[(index or 0) % len(CALL_COLORS)]
+
+
+def qcolor(hex_color: str, alpha: int = 255) -> QColor:
+    color = QColor(hex_color)
+    color.setAlpha(alpha)
+    return color
+
+
+def mono_font(size: int = 10) -> QFont:
+    """A readable fixed-pitch font (DejaVu Sans Mono when present)."""
+    font = QFont("DejaVu Sans Mono")
+    if not QFontDatabase.hasFamily("DejaVu Sans Mono"):
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    font.setPointSize(size)
+    return font
+
+
+def style_sheet() -> str:
+    try:
+        return STYLE_FILE.read_text(encoding="utf-8")
+    except OSError:
+        return ""

@@ -1,0 +1,263 @@
+"""The timeline: lanes of tokens, parse events, emitted chunks, the atomic baseline and violations.
+
+x is milliseconds (or the step number when the source is untimed). One
+draggable cursor line that every pane follows; hovering shows a dashed line
+and a preview of that position without moving the cursor; clicking moves the
+cursor. Dense kinds (tokens, argument fragments, content) are drawn as one
+tick-line item per kind so 20,000 tokens cost one item.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from app.models.session import InspectorSession
+from app.widgets import theme
+from engine.inspector.lanes import ATOMIC, PARSE, TOKENS, VIOLATIONS, WIRE
+
+LANE_Y = {TOKENS: 4.0, PARSE: 3.0, WIRE: 2.0, ATOMIC: 1.0, VIOLATIONS: 0.0}
+#: kind -> (symbol or None for a tick line, size, colour) per lane
+TICK_KINDS = {"token", "content", "reasoning", "arguments"}
+SYMBOLS = {
+    "role": ("o", 7),
+    "header": ("s", 11),
+    "finish": ("star", 14),
+    "call opened": ("t1", 11),
+    "name complete": ("d", 11),
+    "revised": ("star", 12),
+    "failed": ("x", 12),
+    "violation": ("x", 14),
+}
+
+
+def _color(lane: str, kind: str) -> str:
+    if lane == TOKENS:
+        return theme.TOKEN_COLOR
+    if lane == PARSE:
+        return theme.PARSE_COLORS.get(kind, theme.TEXT)
+    if lane == ATOMIC:
+        return theme.ATOMIC_COLOR if kind != "finish" else theme.CHUNK_COLORS["finish"]
+    if lane == VIOLATIONS:
+        return theme.VIOLATION_COLOR
+    return theme.CHUNK_COLORS.get(kind, theme.TEXT)
+
+
+def _legend_html() -> str:
+    def swatch(color: str, label: str, glyph: str = "■") -> str:
+        return f'<span style="color:{color}">{glyph}</span>&nbsp;{label}'
+
+    items = [
+        swatch(theme.CHUNK_COLORS["header"], "header", "■"),
+        swatch(theme.CHUNK_COLORS["arguments"], "arguments", "┃"),
+        swatch(theme.CHUNK_COLORS["content"], "content", "┃"),
+        swatch(theme.CHUNK_COLORS["reasoning"], "reasoning", "┃"),
+        swatch(theme.CHUNK_COLORS["finish"], "finish", "★"),
+        swatch(theme.PARSE_COLORS["call opened"], "call opened", "▲"),
+        swatch(theme.PARSE_COLORS["name complete"], "name complete", "◆"),
+        swatch(theme.ATOMIC_COLOR, "atomic emission", "■"),
+        swatch(theme.VIOLATION_COLOR, "violation", "✕"),
+    ]
+    return '<span style="color:#9aa4b2">' + "&nbsp;&nbsp;&nbsp;".join(items) + "</span>"
+
+
+class TimelinePlot(pg.PlotWidget):
+    """The plot itself; :class:`TimelineView` adds the legend row."""
+
+    hoveredX = Signal(float)
+    left = Signal()
+
+    def leaveEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.left.emit()
+        super().leaveEvent(event)
+
+
+class TimelineView(QWidget):
+    def __init__(self, session: InspectorSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        self.legend = QLabel(_legend_html())
+        self.legend.setObjectName("Caption")
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(self.legend)
+        self.plot = TimelinePlot(background=theme.PANEL)
+        layout.addWidget(self.plot, 1)
+        item = self.plot.getPlotItem()
+        item.setMenuEnabled(False)
+        item.hideButtons()
+        item.showGrid(x=True, y=False, alpha=0.15)
+        item.setMouseEnabled(x=True, y=False)
+        item.getViewBox().setLimits(yMin=-0.8, yMax=4.8)
+        item.setYRange(-0.6, 4.6, padding=0)
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setPen(pg.mkPen(theme.BORDER))
+            axis.setTextPen(pg.mkPen("#9aa4b2"))
+        item.getAxis("left").setWidth(118)
+        item.getAxis("left").setStyle(tickLength=0)
+        self._items: list[pg.GraphicsObject] = []
+        self.cursor_line = pg.InfiniteLine(
+            angle=90, movable=True, pen=pg.mkPen(theme.CURSOR, width=2), hoverPen=pg.mkPen("#ffe39a", width=3)
+        )
+        self.cursor_line.setZValue(50)
+        self.hover_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(theme.HOVER, width=1, style=Qt.PenStyle.DashLine))
+        self.hover_line.setZValue(40)
+        self.hover_label = pg.TextItem("", color=theme.TEXT, fill=pg.mkBrush(theme.qcolor("#262a32", 235)), anchor=(0, 0))
+        self.hover_label.setZValue(60)
+        for extra in (self.cursor_line, self.hover_line, self.hover_label):
+            item.addItem(extra, ignoreBounds=True)
+        self.hover_line.hide()
+        self.hover_label.hide()
+        self._placing = False
+        self.cursor_line.sigPositionChanged.connect(self._cursor_dragged)
+        self.plot.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.plot.scene().sigMouseClicked.connect(self._mouse_clicked)
+        self.plot.left.connect(self._mouse_left)
+        session.analysisChanged.connect(self.rebuild)
+        session.cursorChanged.connect(self.show_cursor)
+        session.hoverChanged.connect(self.show_hover)
+        session.grew.connect(self._grew)
+
+    # ------------------------------------------------------------ building
+
+    def rebuild(self) -> None:
+        item = self.plot.getPlotItem()
+        for old in self._items:
+            item.removeItem(old)
+        self._items.clear()
+        state = self.session.state
+        if state is None:
+            return
+        lanes = state.lanes
+        ticks = [(LANE_Y[key], lanes[key].title) for key in LANE_Y]
+        item.getAxis("left").setTicks([ticks])
+        item.setLabel("bottom", "time (ms)" if state.timebase.timed else f"step ({state.analysis.unit})", color="#9aa4b2")
+        self._draw_lanes()
+        lo, hi = state.timebase.span
+        pad = max(1.0, (hi - lo) * 0.02)
+        item.setXRange(lo - pad, hi + pad, padding=0)
+        item.getViewBox().setLimits(xMin=lo - (hi - lo + 1) * 0.5, xMax=hi + (hi - lo + 1) * 0.5)
+
+    def _draw_lanes(self) -> None:
+        item = self.plot.getPlotItem()
+        state = self.session.state
+        assert state is not None
+        lanes = state.lanes
+        # call spans: one bar per call across the steps its arguments grew
+        for span in lanes.calls.values():
+            start = span.args_first_x if span.args_first_x is not None else span.opened_x
+            end = span.args_last_x if span.args_last_x is not None else start
+            color = theme.call_color(span.index)
+            bar = pg.PlotDataItem([start, max(end, start)], [LANE_Y[PARSE] - 0.3] * 2, pen=pg.mkPen(theme.qcolor(color, 150), width=5))
+            self._add(bar)
+            if len(lanes.calls) <= 24:
+                label = pg.TextItem(f"call {span.index} · {span.name or '…'}", color=color, anchor=(0, 1))
+                label.setPos(span.opened_x, LANE_Y[PARSE] + 0.47)
+                self._add(label)
+        for key, lane in lanes.lanes.items():
+            y = LANE_Y[key]
+            for kind, series in lane.series.items():
+                if not len(series):
+                    continue
+                color = _color(key, kind)
+                xs = np.asarray(series.xs, dtype=float)
+                if kind in TICK_KINDS:
+                    height = 0.32 if key == TOKENS else 0.22
+                    self._add(_ticks(xs, y, height, color))
+                else:
+                    symbol, size = SYMBOLS.get(kind, ("o", 8))
+                    scatter = pg.ScatterPlotItem(
+                        xs, np.full(len(xs), y), symbol=symbol, size=size, pen=pg.mkPen("#101216", width=1),
+                        brush=pg.mkBrush(color), hoverable=False,
+                    )
+                    self._add(scatter)
+
+    def _add(self, graphics: pg.GraphicsObject) -> None:
+        self.plot.getPlotItem().addItem(graphics)
+        self._items.append(graphics)
+
+    def _grew(self, _text: str) -> None:
+        """A live run grew: redraw the lanes (cheap: one item per kind) and widen the x range."""
+        item = self.plot.getPlotItem()
+        for old in self._items:
+            item.removeItem(old)
+        self._items.clear()
+        if self.session.state is None:
+            return
+        self._draw_lanes()
+        lo, hi = self.session.state.timebase.span
+        item.setXRange(lo, hi + max(1.0, (hi - lo) * 0.05), padding=0)
+
+    # ------------------------------------------------------------ cursor and hover
+
+    def show_cursor(self, index: int) -> None:
+        state = self.session.state
+        if state is None:
+            return
+        self._placing = True
+        try:
+            self.cursor_line.setPos(state.timebase.x(index))
+        finally:
+            self._placing = False
+
+    def _cursor_dragged(self) -> None:
+        if self._placing or self.session.state is None:
+            return
+        self.session.state.set_cursor_x(self.cursor_line.value())
+
+    def _view_x(self, scene_pos: QPointF) -> float | None:
+        vb = self.plot.getPlotItem().getViewBox()
+        if not vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        return vb.mapSceneToView(scene_pos).x()
+
+    def _mouse_moved(self, scene_pos: QPointF) -> None:
+        state = self.session.state
+        if state is None:
+            return
+        x = self._view_x(scene_pos)
+        state.set_hover(None if x is None else state.timebase.nearest_index(x))
+
+    def _mouse_left(self) -> None:
+        if self.session.state is not None:
+            self.session.state.set_hover(None)
+
+    def _mouse_clicked(self, event) -> None:
+        state = self.session.state
+        if state is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        x = self._view_x(event.scenePos())
+        if x is not None:
+            state.set_cursor_x(x)
+
+    def show_hover(self, index: int) -> None:
+        state = self.session.state
+        if state is None or index < 0:
+            self.hover_line.hide()
+            self.hover_label.hide()
+            return
+        x = state.timebase.x(index)
+        self.hover_line.setPos(x)
+        self.hover_line.show()
+        text = state.preview(index)
+        self.hover_label.setText(text if len(text) <= 110 else text[:109] + "…")
+        (x0, x1), _ = self.plot.getPlotItem().getViewBox().viewRange()
+        right_half = x > (x0 + x1) / 2
+        self.hover_label.setAnchor((1, 0) if right_half else (0, 0))
+        self.hover_label.setPos(x, 4.62)
+        self.hover_label.show()
+
+    def hover_text(self) -> str:
+        return self.hover_label.toPlainText() if self.hover_label.isVisible() else ""
+
+
+def _ticks(xs: np.ndarray, y: float, height: float, color: str) -> pg.PlotDataItem:
+    """Vertical tick marks at ``xs``: one line item (connect='pairs')."""
+    px = np.repeat(xs, 2)
+    py = np.tile(np.array([y - height, y + height]), len(xs))
+    return pg.PlotDataItem(px, py, connect="pairs", pen=pg.mkPen(theme.qcolor(color, 210), width=1.2))

@@ -1,0 +1,175 @@
+"""TTFD: tool-call bytes delivered over time, the policy's ramp against the atomic step.
+
+Both first-delta times are marked and the gap is labelled as in the CLI
+report. A second view plots TTFD against call length for every run of the
+current file, or of every recording in a folder: streaming stays flat,
+atomic grows with the call.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
+
+from app.models.session import InspectorSession
+from app.widgets import theme
+from engine.analysis import Analysis
+from engine.inspector.live import RUNNING
+from engine.inspector.ttfd import TtfdCurves, TtfdPoint, ttfd_curves, ttfd_point
+
+
+def _stairs(xs: list[float], ys: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Step-function polyline: hold each value until the next x."""
+    if not xs:
+        return np.zeros(0), np.zeros(0)
+    sx = np.repeat(np.asarray(xs, dtype=float), 2)[1:]
+    sy = np.repeat(np.asarray(ys, dtype=float), 2)[:-1]
+    return sx, sy
+
+
+def _style_plot(plot: pg.PlotWidget) -> None:
+    item = plot.getPlotItem()
+    item.setMenuEnabled(False)
+    item.hideButtons()
+    item.showGrid(x=True, y=True, alpha=0.12)
+    for name in ("left", "bottom"):
+        axis = item.getAxis(name)
+        axis.setPen(pg.mkPen(theme.BORDER))
+        axis.setTextPen(pg.mkPen("#9aa4b2"))
+
+
+class TtfdView(QWidget):
+    foldersRequested = Signal()
+
+    def __init__(self, session: InspectorSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.curves: TtfdCurves | None = None
+        self.points: list[TtfdPoint] = []
+        self.label = QLabel("")
+        self.label.setObjectName("Headline")
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setWordWrap(True)
+        self.this_run = QPushButton("This run")
+        self.across = QPushButton("TTFD vs call length")
+        self.folder = QPushButton("Folder…")
+        self.folder.setToolTip("Plot every recording in a folder (all fixtures, all traces)")
+        group = QButtonGroup(self)
+        for button in (self.this_run, self.across):
+            button.setCheckable(True)
+            group.addButton(button)
+        self.this_run.setChecked(True)
+        bar = QHBoxLayout()
+        bar.setSpacing(4)
+        bar.addWidget(self.this_run)
+        bar.addWidget(self.across)
+        bar.addWidget(self.folder)
+        bar.addStretch(1)
+        self.plot = pg.PlotWidget(background=theme.PANEL)
+        _style_plot(self.plot)
+        self.plot.getPlotItem().setLabel("left", "tool-call bytes delivered", color="#9aa4b2")
+        self.plot.getPlotItem().setMouseEnabled(x=True, y=False)
+        self.legend = self.plot.getPlotItem().addLegend(offset=(10, 10), labelTextColor="#c7cdd6", brush=pg.mkBrush(theme.qcolor("#1d2026", 220)))
+        self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(theme.CURSOR, width=1.5))
+        self.scatter_plot = pg.PlotWidget(background=theme.PANEL)
+        _style_plot(self.scatter_plot)
+        self.scatter_plot.getPlotItem().setLabel("bottom", "call length (chars of arguments)", color="#9aa4b2")
+        self.scatter_legend = self.scatter_plot.getPlotItem().addLegend(offset=(10, 10), labelTextColor="#c7cdd6", brush=pg.mkBrush(theme.qcolor("#1d2026", 220)))
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.plot)
+        self.stack.addWidget(self.scatter_plot)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 2, 0, 0)
+        layout.setSpacing(4)
+        layout.addWidget(self.label)
+        layout.addLayout(bar)
+        layout.addWidget(self.stack, 1)
+        self.this_run.clicked.connect(lambda: self.stack.setCurrentIndex(0))
+        self.across.clicked.connect(self._show_across)
+        self.folder.clicked.connect(self.foldersRequested)
+        session.analysisChanged.connect(self.rebuild)
+        session.cursorChanged.connect(self.show_cursor)
+        session.grew.connect(lambda _t: self.rebuild())
+
+    # ------------------------------------------------------------ this run
+
+    def rebuild(self) -> None:
+        state = self.session.state
+        item = self.plot.getPlotItem()
+        item.clear()
+        self.legend.clear()
+        if state is None:
+            return
+        curves = ttfd_curves(state.analysis, state.timebase)
+        self.curves = curves
+        running = state.analysis.finish_cause == RUNNING
+        text = "generating…" if running else curves.label
+        self.label.setText(
+            f'<span style="color:{theme.POLICY_COLOR};font-weight:600">{html.escape(text)}</span>'
+            + ("" if running else f'<span style="color:{theme.DIM}"> · {curves.policy.total:,} tool-call bytes</span>')
+        )
+        item.setLabel("bottom", curves.x_label, color="#9aa4b2")
+        for curve, color, style in (
+            (curves.atomic, theme.ATOMIC_COLOR, Qt.PenStyle.DashLine),
+            (curves.policy, theme.POLICY_COLOR, Qt.PenStyle.SolidLine),
+        ):
+            if curve is curves.atomic and state.analysis.source.policy == "atomic":
+                continue
+            sx, sy = _stairs(curve.xs, curve.bytes)
+            item.plot(sx, sy, pen=pg.mkPen(color, width=2.2, style=style), name=f"{curve.label}")
+            if curve.first.step is not None:
+                x = state.timebase.x_of_step(curve.first.step)
+                marker = pg.InfiniteLine(x, angle=90, pen=pg.mkPen(theme.qcolor(color, 140), width=1, style=Qt.PenStyle.DotLine),
+                                         label=f"first delta · {curve.label}", labelOpts={"color": color, "position": 0.92 if curve is curves.policy else 0.8, "anchors": [(0, 0), (0, 0)]})
+                item.addItem(marker, ignoreBounds=True)
+        item.addItem(self.cursor_line, ignoreBounds=True)
+        self.show_cursor(state.cursor)
+        item.enableAutoRange()
+
+    def show_cursor(self, index: int) -> None:
+        state = self.session.state
+        if state is not None:
+            self.cursor_line.setPos(state.timebase.x(index))
+
+    # ------------------------------------------------------------ across runs
+
+    def _show_across(self) -> None:
+        if not self.points:
+            self.set_runs([a for a in self.session.analyses if a.finish_cause != RUNNING], "runs of this source")
+        self.stack.setCurrentIndex(1)
+
+    def set_runs(self, analyses: list[Analysis], what: str) -> None:
+        """Plot TTFD against call length for ``analyses`` (each a dot for streaming and for atomic)."""
+        self.points = [p for p in (ttfd_point(a) for a in analyses) if p is not None]
+        item = self.scatter_plot.getPlotItem()
+        item.clear()
+        self.scatter_legend.clear()
+        timed = any(p.timed for p in self.points)
+        item.setLabel("left", "time to first delta (ms)" if timed else "steps to first delta", color="#9aa4b2")
+        for attr, color, symbol, label in (("atomic", theme.ATOMIC_COLOR, "s", "atomic"), ("streaming", theme.POLICY_COLOR, "o", "streaming")):
+            pts = [(p.call_chars, getattr(p, attr)) for p in self.points if getattr(p, attr) is not None]
+            if pts:
+                xs, ys = zip(*sorted(pts))
+                item.plot(list(xs), list(ys), pen=pg.mkPen(theme.qcolor(color, 90), width=1), symbol=symbol, symbolSize=9,
+                          symbolBrush=color, symbolPen=pg.mkPen("#101216"), name=label)
+        self.across.setText(f"TTFD vs call length ({len(self.points)} {what})")
+        self.stack.setCurrentIndex(1)
+        self.across.setChecked(True)
+
+    def folder_runs(self, folder: str, policy: str) -> list[Analysis]:
+        """Every analysis of every recording in ``folder`` (unreadable files are skipped)."""
+        from engine.inspector.sources import FileSource, SourceError
+
+        found: list[Analysis] = []
+        for path in sorted(Path(folder).rglob("*")):
+            if path.is_file() and not path.name.startswith("."):
+                try:
+                    found.extend(FileSource(str(path)).analyses(policy))
+                except SourceError:
+                    continue
+        return found

@@ -1,0 +1,148 @@
+"""The GUI-thread side of a live run: starts and stops the worker, analyses tokens as they arrive.
+
+Worker signals are connected only to methods of this object, which lives on
+the GUI thread, so every slot runs there. Tokens are buffered and fed to a
+GUI-side :class:`Analyzer` at most once per frame; the panes see the growing
+analysis through :meth:`InspectorSession.grow`. When the worker finishes,
+its final analysis replaces the growing one; if it fails, the tokens received
+so far are finished as an ``error`` run and stay on screen (and can be saved).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QThread, Signal
+
+from app.models.session import InspectorSession
+from app.widgets.frame_throttle import FrameThrottle
+from app.workers.run_worker import RunPlan, RunRequest, RunWorker
+from engine.analysis import Analysis, Analyzer
+from engine.formats import make_parser
+from engine.inspector.live import provisional_analysis, refresh_scalars
+from engine.inspector.sources import AnalysisSource
+
+
+class RunController(QObject):
+    started = Signal()
+    phaseChanged = Signal(str)
+    progress = Signal(int, float)  # tokens so far, tokens/s
+    ended = Signal(object)  # the finished Analysis
+    failed = Signal(str)
+    _request = Signal(object)
+
+    def __init__(self, session: InspectorSession, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.thread = QThread()
+        self.thread.setObjectName("callscope-decode")
+        self.worker = RunWorker()
+        self.worker.moveToThread(self.thread)
+        self._request.connect(self.worker.run)
+        self.worker.phase.connect(self._on_phase)
+        self.worker.prepared.connect(self._on_prepared)
+        self.worker.token.connect(self._on_token)
+        self.worker.finished.connect(self._on_finished)
+        self.worker.failed.connect(self._on_failed)
+        self.thread.start()
+        self.running = False
+        self.analyzer: Analyzer | None = None
+        self.analysis: Analysis | None = None
+        self.tools = None
+        self.record_dir = Path(tempfile.mkdtemp(prefix="callscope-runs-"))
+        self.record_path: str | None = None
+        self.tokens_received = 0
+        self._pending: list[tuple[bytes, float, int]] = []
+        self._first_ms: float | None = None
+        self._last_ms: float | None = None
+        self._feed = FrameThrottle(self._flush, parent=self)
+
+    # ------------------------------------------------------------ control
+
+    def start(self, request: RunRequest) -> bool:
+        if self.running:
+            return False
+        self.running = True
+        self.worker.stop_event.clear()
+        self.analyzer = None
+        self.analysis = None
+        self.tools = request.tools
+        self.tokens_received = 0
+        self._pending.clear()
+        self._first_ms = self._last_ms = None
+        if request.record is None:
+            self._runs = getattr(self, "_runs", 0) + 1
+            request.record = str(self.record_dir / f"run-{self._runs}.jsonl")
+        self.record_path = request.record
+        self.started.emit()
+        self._request.emit(request)
+        return True
+
+    def stop(self) -> None:
+        """Ask the decode loop to stop (takes effect before the next token)."""
+        self.worker.stop_event.set()
+
+    def shutdown(self, timeout_ms: int = 30000) -> bool:
+        """Stop any run and end the thread (window closing); True if the thread ended."""
+        self.stop()
+        self.thread.quit()
+        ended = self.thread.wait(timeout_ms)
+        self._feed.cancel()
+        return bool(ended)
+
+    # ------------------------------------------------------------ worker signals (GUI thread)
+
+    def _on_phase(self, text: str) -> None:
+        self.phaseChanged.emit(text)
+
+    def _on_prepared(self, plan: RunPlan) -> None:
+        self.analyzer = Analyzer(plan.name, plan.source, "token", True, make_parser(plan.format_id, plan.tools))
+        self.analysis = provisional_analysis(self.analyzer)
+        self.session.show_analysis(self.analysis, source=None)
+        self.phaseChanged.emit(f"processing prompt ({plan.prompt_tokens} tokens, {plan.model_name})…")
+
+    def _on_token(self, data: bytes, ms: float, token: int) -> None:
+        self._pending.append((data, ms, token))
+        self.tokens_received += 1
+        if self._first_ms is None:
+            self._first_ms = ms
+            self.phaseChanged.emit("generating…")
+        self._last_ms = ms
+        self._feed.request()
+
+    def _flush(self) -> None:
+        if self.analyzer is None or not self._pending:
+            return
+        for data, ms, token in self._pending:
+            self.analyzer.feed_bytes(data, ms, (token,))
+        self._pending.clear()
+        assert self.analysis is not None
+        refresh_scalars(self.analysis, self.analyzer)
+        self.session.grow()
+        self.progress.emit(self.tokens_received, self.tokens_per_second)
+
+    @property
+    def tokens_per_second(self) -> float:
+        if self._first_ms is None or self._last_ms is None or self._last_ms <= self._first_ms:
+            return 0.0
+        return (self.tokens_received - 1) * 1000.0 / (self._last_ms - self._first_ms)
+
+    def _on_finished(self, result) -> None:
+        self._feed.cancel()
+        self._pending.clear()
+        self.running = False
+        analysis: Analysis = result.analysis
+        self.analysis = analysis
+        self.session.open(AnalysisSource([analysis], self.tools, label=f"live run · {analysis.name}"), analysis.source.policy)
+        self.progress.emit(self.tokens_received, self.tokens_per_second)
+        self.ended.emit(analysis)
+
+    def _on_failed(self, message: str) -> None:
+        self._feed.flush()
+        self.running = False
+        if self.analyzer is not None and self.analyzer.steps:
+            analysis = self.analyzer.finish("error")
+            self.analysis = analysis
+            self.session.open(AnalysisSource([analysis], self.tools, label=f"failed run · {analysis.name}"), analysis.source.policy)
+        self.failed.emit(message)

@@ -1,0 +1,256 @@
+"""`callscope bench capture`: does stamping and recording cost throughput? Loopback, side by side.
+
+A loopback server (its own process, so it does not share our GIL) sends
+5,000 ``chat.completion.chunk`` lines as fast as it can, each carrying the
+``time.monotonic()`` at which it was written (CLOCK_MONOTONIC is system-wide
+on Linux, so both processes read the same clock). In the same run, rounds
+alternate between:
+
+- ``bare``: an httpx ``aiter_lines()`` loop that stamps each line, nothing else;
+- ``callscope``: :class:`~engine.capture.client.StreamCapture` as the GUI uses it;
+- ``callscope+record``: the same, writing a capture trace as ``callscope capture --record`` does.
+
+Reported: received chunks/s (first to last line) and the median stamping lag
+(receive stamp minus the server's write time). Target: callscope >= 0.9x bare.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from engine.capture.client import StreamCapture
+from engine.capture.recording import CaptureRecorder
+from engine.capture.request import CaptureRequest
+
+DEFAULT_CHUNKS = 5000
+DEFAULT_ROUNDS = 5
+TARGET_RATIO = 0.9
+MODES = ("bare", "callscope", "callscope+record")
+_SERVER_IDLE_S = 60.0
+
+
+# ====================================================================== the loopback server (child process)
+
+
+def _chunk_template() -> bytes:
+    """One argument-fragment chunk, as a llama.cpp-like server writes it, with slots for (index, send time)."""
+    body = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "bench",
+        "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "@ARG@"}}]},
+                     "finish_reason": None}],
+        "t": "@T@",
+    }
+    text = json.dumps(body, separators=(",", ":")).replace('"@ARG@"', '"x%d"').replace('"@T@"', "%.9f")
+    return ("data: " + text + "\n\n").encode()
+
+
+async def _serve(chunks: int, requests: int) -> None:
+    template = _chunk_template()
+    served = 0
+    finished = asyncio.Event()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal served
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":", 1)[1])
+            await reader.readexactly(length)
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                         b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n")
+            monotonic = time.monotonic
+            for i in range(chunks):
+                payload = template % (i, monotonic())
+                writer.write(b"%x\r\n%s\r\n" % (len(payload), payload))
+                if writer.transport.get_write_buffer_size() > 262_144:
+                    await writer.drain()
+            done = b"data: [DONE]\n\n"
+            writer.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+            served += 1
+            if served >= requests:
+                finished.set()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    try:
+        await asyncio.wait_for(finished.wait(), _SERVER_IDLE_S * max(1, requests))
+    except TimeoutError:
+        pass
+    server.close()
+
+
+def _start_server(chunks: int, requests: int) -> tuple[subprocess.Popen[str], int]:
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.capture.bench", "--serve", str(chunks), str(requests)],
+        stdout=subprocess.PIPE, text=True, env=env,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.strip().isdigit():
+        proc.kill()
+        raise RuntimeError(f"loopback server did not start: {line!r}")
+    return proc, int(line)
+
+
+# ====================================================================== the readers
+
+
+async def _bare(url: str) -> tuple[list[float], list[str]]:
+    stamps: list[float] = []
+    lines: list[str] = []
+    async with (
+        httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as client,
+        client.stream("POST", url, json={"stream": True}) as response,
+    ):
+        async for line in response.aiter_lines():
+            stamps.append(time.monotonic())
+            lines.append(line)
+    pairs = [(s, line) for s, line in zip(stamps, lines) if line]
+    return [s for s, _ in pairs], [line for _, line in pairs]
+
+
+async def _callscope(url: str, record: bool) -> tuple[list[float], list[str], float]:
+    request = CaptureRequest(url, {"messages": [], "stream": True}, connect_timeout=30.0, read_timeout=30.0)
+    recorder = None
+    folder = None
+    if record:
+        folder = tempfile.TemporaryDirectory()
+        recorder = CaptureRecorder(Path(folder.name) / "bench.jsonl", request)
+    session = StreamCapture(request, recorder.write if recorder else None)
+    finish_ms = 0.0
+    try:
+        result = await session.run()
+        if recorder is not None:
+            began = time.perf_counter()
+            recorder.finish(result)  # the lines queued during the burst are written now
+            finish_ms = (time.perf_counter() - began) * 1000.0
+    finally:
+        if folder is not None:
+            folder.cleanup()
+    if result.error is not None:
+        raise RuntimeError(f"capture failed: {result.error.message}")
+    started = result.started or 0.0
+    return [started + ms / 1000.0 for ms, _ in result.lines], [line for _, line in result.lines], finish_ms
+
+
+def _measure(stamps: list[float], lines: list[str]) -> dict[str, float]:
+    data = [(s, line) for s, line in zip(stamps, lines) if line.startswith("data: {")]
+    lags = [(s - json.loads(line[6:])["t"]) * 1000.0 for s, line in data]
+    span = data[-1][0] - data[0][0] if len(data) > 1 else 0.0
+    return {
+        "chunks": len(data),
+        "chunks_per_s": (len(data) - 1) / span if span > 0 else float("inf"),
+        "median_lag_ms": statistics.median(lags) if lags else float("nan"),
+    }
+
+
+# ====================================================================== the benchmark
+
+
+def measure(chunks: int = DEFAULT_CHUNKS, rounds: int = DEFAULT_ROUNDS) -> dict[str, Any]:
+    """Run ``rounds`` rounds of every mode against one loopback server; medians per mode plus the ratios.
+
+    Returns ``{"chunks", "rounds", "modes": {mode: {"chunks_per_s", "median_lag_ms", "record_finish_ms", "runs": [...]}},
+    "ratio": callscope/bare, "ratio_record": callscope+record/bare, "target": 0.9, "ok": bool}``.
+    """
+    proc, port = _start_server(chunks, rounds * len(MODES))
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
+    try:
+        for r in range(rounds):
+            order = MODES if r % 2 == 0 else tuple(reversed(MODES))  # no mode always goes first
+            for mode in order:
+                finish_ms = 0.0
+                if mode == "bare":
+                    stamps, lines = asyncio.run(_bare(url))
+                else:
+                    stamps, lines, finish_ms = asyncio.run(_callscope(url, record=mode == "callscope+record"))
+                measured = _measure(stamps, lines)
+                measured["record_finish_ms"] = finish_ms
+                if measured["chunks"] != chunks:
+                    raise RuntimeError(f"{mode}: received {measured['chunks']} of {chunks} chunks")
+                runs[mode].append(measured)
+    finally:
+        _stop_server(proc)
+    modes = {
+        mode: {
+            "chunks_per_s": statistics.median(r["chunks_per_s"] for r in results),
+            "median_lag_ms": statistics.median(r["median_lag_ms"] for r in results),
+            "record_finish_ms": statistics.median(r["record_finish_ms"] for r in results),
+            "runs": results,
+        }
+        for mode, results in runs.items()
+    }
+    bare = modes["bare"]["chunks_per_s"]
+    ratio = modes["callscope"]["chunks_per_s"] / bare
+    ratio_record = modes["callscope+record"]["chunks_per_s"] / bare
+    return {
+        "chunks": chunks,
+        "rounds": rounds,
+        "modes": modes,
+        "ratio": ratio,
+        "ratio_record": ratio_record,
+        "target": TARGET_RATIO,
+        "ok": ratio >= TARGET_RATIO and ratio_record >= TARGET_RATIO,
+    }
+
+
+def _stop_server(proc: subprocess.Popen[str]) -> None:
+    """The server exits by itself after its requests; end it if a round failed early."""
+    if proc.stdout is not None:
+        proc.stdout.close()
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
+def run(as_json: bool = False, chunks: int = DEFAULT_CHUNKS, rounds: int = DEFAULT_ROUNDS) -> dict[str, Any]:
+    """Measure and print (a table, or the JSON document); returns the measurement."""
+    result = measure(chunks, rounds)
+    if as_json:
+        print(json.dumps({"bench": "capture", **result}, indent=2))
+        return result
+    print(f"capture bench: loopback server, {chunks} chunks per stream, {rounds} rounds (medians)")
+    print(f"  {'reader':<18} {'chunks/s':>10} {'median stamping lag':>21}")
+    for mode, values in result["modes"].items():
+        print(f"  {mode:<18} {values['chunks_per_s']:>10,.0f} {values['median_lag_ms']:>18.2f} ms")
+    print(f"  writing the trace lines queued during the burst took {result['modes']['callscope+record']['record_finish_ms']:.1f} ms "
+          "after the stream ended")
+    verdict = "OK" if result["ok"] else "BELOW TARGET"
+    print(
+        f"  callscope / bare = {result['ratio']:.2f}x, with recording {result['ratio_record']:.2f}x "
+        f"(target >= {TARGET_RATIO}x): {verdict}"
+    )
+    return result
+
+
+if __name__ == "__main__":  # pragma: no cover - the server side of the benchmark, and a direct run
+    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
+        asyncio.run(_serve(int(sys.argv[2]), int(sys.argv[3])))
+    else:
+        run(as_json="--json" in sys.argv)

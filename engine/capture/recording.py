@@ -1,0 +1,178 @@
+"""Capture traces: every received line recorded as it arrives, and read back into the same Analysis.
+
+A capture trace is a ``callscope.trace/1`` file with ``source: capture``, unit
+``chunk``, one ``line`` record per received SSE line (its receive time, the
+line as it came), then an ``end`` record. The report of a live capture is
+computed from exactly what the trace keeps (lines, end cause, why it ended, the
+redacted URL), so ``callscope replay capture.jsonl`` prints the same report
+offline.
+
+Why a capture ended early (refused, stalled, closed mid-stream) is not a
+received line, but the report names it; it is kept as one SSE *comment* line
+(``: callscope-capture-ended <message>``) just before the end record. Every
+SSE client ignores comment lines, and the analysis reads it back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from engine.analysis import Analysis
+from engine.capture.client import CaptureResult, Line, stamped
+from engine.capture.conformance import DEFAULT_ATOMIC_SILENCE_MS, analyze_capture_lines
+from engine.capture.request import CaptureRequest
+from engine.trace import Trace, TraceHeader, TraceWriter
+
+END_NOTE = ": callscope-capture-ended "
+NO_END_RECORD = "the recording has no end record (the capture was killed)"
+
+
+def capture_header(request: CaptureRequest, description: str = "") -> TraceHeader:
+    """The trace header of a capture: the request minus anything secret (no key, redacted URL)."""
+    body = request.body
+    settings = {k: v for k, v in body.items() if k not in ("messages", "tools")}
+    return TraceHeader(
+        source="capture",
+        format=None,
+        tools=request.tools,
+        messages=body.get("messages") if isinstance(body.get("messages"), list) else None,
+        description=description or f"capture of {request.public_url()}",
+        unit="chunk",
+        extra={"url": request.public_url(), "request": settings},
+    )
+
+
+class CaptureRecorder:
+    """Writes received lines to a capture trace, in the stream's quiet moments.
+
+    Pass :meth:`write` as the client's ``on_lines``; call :meth:`finish` with the result.
+    Encoding and writing a line costs more than reading it, so during a burst
+    lines are only queued: they are written once the stream has been quiet for
+    a moment (LLM streams pause between tokens all the time), or after
+    :data:`MAX_AGE_S` at the latest, and at :meth:`finish`. Recording thus never
+    delays the next network read, and a killed capture loses at most the last
+    moment of lines (the trace then has no end record: it replays as truncated).
+    Outside an event loop lines are written at once.
+    """
+
+    QUIET_S = 0.01
+    TICK_S = 0.05
+    MAX_AGE_S = 1.0
+
+    def __init__(self, path: str | os.PathLike[str], request: CaptureRequest, description: str = "") -> None:
+        # Each record is flushed to the OS as written: writes happen in quiet moments, so that costs nothing.
+        self.writer = TraceWriter(path, capture_header(request, description), flush_each=True)
+        self._pending: list[Line] = []
+        self._last_write = 0.0
+        self._oldest = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def write(self, lines: list[Line]) -> None:
+        now = time.monotonic()
+        if not self._pending:
+            self._oldest = now
+        self._pending.extend(lines)
+        self._last_write = now
+        if self._timer is not None:
+            return
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        self._timer = self._loop.call_later(self.TICK_S, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = None
+        now = time.monotonic()
+        if now - self._last_write >= self.QUIET_S or now - self._oldest >= self.MAX_AGE_S:
+            self.flush()
+        if self._pending and self._loop is not None and not self._loop.is_closed():
+            self._timer = self._loop.call_later(self.TICK_S, self._tick)
+
+    def flush(self) -> None:
+        """Write every queued line now (and hand them to the OS)."""
+        pending, self._pending = self._pending, []
+        write_line = self.writer.write_line
+        for ms, line in pending:
+            write_line(ms, line)
+
+    def finish(self, result: CaptureResult) -> None:
+        """The rest of the lines, why the capture ended (if early), and the end record."""
+        self._cancel_timer()
+        self.flush()
+        ms = result.ended_ms if result.ended_ms is not None else (result.lines[-1][0] if result.lines else None)
+        if result.error is not None:
+            self.writer.write_line(ms, END_NOTE + result.error.message)
+        self.writer.end(result.end_cause, ms)
+        self.writer.close()
+
+    def close(self) -> None:
+        """Close without an end record (the capture died): queued lines are kept, the trace reads as truncated."""
+        self._cancel_timer()
+        if not self.writer.closed:
+            self.flush()
+            self.writer.close()
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
+def analyze_capture_result(
+    result: CaptureResult,
+    name: str = "capture",
+    atomic_silence_ms: float = DEFAULT_ATOMIC_SILENCE_MS,
+) -> Analysis:
+    """The Analysis of a finished live capture (what ``callscope capture`` prints)."""
+    return analyze_capture_lines(
+        stamped(result.lines),
+        name,
+        result.url,
+        url=result.url,
+        error=result.error_message,
+        cancelled=result.cancelled,
+        atomic_silence_ms=atomic_silence_ms,
+    )
+
+
+def analyze_capture_trace(
+    trace: Trace,
+    policy: str | None = None,
+    name: str = "capture",
+    atomic_silence_ms: float = DEFAULT_ATOMIC_SILENCE_MS,
+) -> Analysis:
+    """The Analysis of a recorded capture (``callscope replay``). ``policy`` is ignored: the server chose.
+
+    Gives the same verdicts as the live capture that recorded it.
+    """
+    del policy
+    lines: list[tuple[float | None, str]] = []
+    error: str | None = None
+    for record in trace.lines:
+        if record.line.startswith(END_NOTE):
+            error = record.line[len(END_NOTE):]
+        else:
+            lines.append((record.ms, record.line))
+    cancelled = trace.end is not None and trace.end.cause == "cancelled"
+    if trace.end is None:
+        error = error or NO_END_RECORD
+    elif trace.end.cause == "error" and error is None:
+        error = "the capture ended with an error"
+    extra: dict[str, Any] = {}
+    url = trace.header.extra.get("url") if isinstance(trace.header.extra.get("url"), str) else None
+    return analyze_capture_lines(
+        lines,
+        name,
+        trace.path,
+        url=url,
+        error=error,
+        cancelled=cancelled,
+        atomic_silence_ms=atomic_silence_ms,
+        extra=extra,
+    )

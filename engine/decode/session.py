@@ -1,0 +1,160 @@
+"""A live run: prompt, forced-call grammar, token loop, live analysis and trace recording together.
+
+Each token goes to :meth:`engine.analysis.Analyzer.feed_bytes` the moment it
+is decoded, with its real time, so the report's ``ttfd.streaming`` is when the
+first tool-call chunk would have left the server and ``ttfd.atomic`` when the
+old emit-at-the-end path would have sent it. With ``record`` set, the same
+bytes, times and token ids are written to a ``callscope.trace/1`` file as they
+arrive; ``callscope replay`` of that file reproduces the report exactly (times
+are rounded to the trace's microsecond precision before analysis for that).
+
+Everything that can be wrong with the inputs fails in :class:`LiveRun`'s
+constructor with a :class:`~engine.decode.errors.DecodeError`, before any token
+is generated. Run it on the thread that owns the model.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.analysis import Analysis, Analyzer, SourceInfo
+from engine.decode.errors import DecodeError
+from engine.decode.grammar import ANY, ForcedGrammar, build_tool_grammar, compile_grammar
+from engine.decode.loop import Generation, GenerationStats, SamplerSettings, TokenStep, tokenize_prompt
+from engine.decode.model import LoadedModel, file_sha256
+from engine.decode.prompting import AUTO, PromptPlan, plan_prompt
+from engine.decode.templates import ChatTemplate
+from engine.formats import make_parser
+from engine.policies import POLICY_IDS
+from engine.trace import TraceHeader, TraceWriter
+
+#: Called after each token was analysed (and recorded): the GUI's hook; may set the stop flag.
+TokenCallback = Callable[[TokenStep, Analyzer], None]
+
+
+@dataclass(slots=True)
+class RunSettings:
+    """What to run: the request, how to force a call, how to sample, where to record."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+    format_id: str = AUTO
+    template: ChatTemplate | None = None
+    force_tool: str = ANY
+    max_calls: int = 2
+    content_chars: int = 40
+    policy: str = "incremental"
+    max_tokens: int = 256
+    sampler: SamplerSettings = field(default_factory=SamplerSettings)
+    record: str | None = None
+    name: str = "run"
+
+
+@dataclass(slots=True)
+class LiveResult:
+    analysis: Analysis
+    stats: GenerationStats
+    plan: PromptPlan
+    grammar: ForcedGrammar | None
+    record: str | None
+    #: Per-token cost of callscope's own work (analysis + recording), microseconds.
+    process_us: list[float] = field(default_factory=list)
+
+
+class LiveRun:
+    """One prepared live generation; :meth:`run` executes it on the calling (model-owning) thread."""
+
+    def __init__(self, model: LoadedModel, settings: RunSettings) -> None:
+        if settings.policy not in POLICY_IDS:
+            raise DecodeError(f"unknown policy {settings.policy!r}; known policies: {', '.join(POLICY_IDS)}")
+        self.model = model
+        self.settings = settings
+        self.plan = plan_prompt(settings.messages, settings.tools, settings.format_id, settings.template, model.info)
+        self.grammar = build_tool_grammar(
+            self.plan.format_id,
+            settings.tools,
+            settings.force_tool,
+            max_calls=settings.max_calls,
+            content_chars=settings.content_chars,
+        )
+        self._llama_grammar = compile_grammar(self.grammar.gbnf, model.llama) if self.grammar else None
+        self.prompt_tokens = tokenize_prompt(model, self.plan.prompt)
+        # Fails now (PromptTooLong) rather than after the user pressed Run.
+        self._check = Generation(model, self.prompt_tokens, settings.max_tokens, settings.sampler)
+
+    # ------------------------------------------------------------ running
+
+    def source_info(self) -> SourceInfo:
+        s = self.settings
+        extra = {
+            "model": self.model.to_json(),
+            "template": self.plan.template.name,
+            "template_origin": self.plan.template.origin,
+            "template_reason": self.plan.template_reason,
+            "format_reason": self.plan.format_reason,
+            "force_tool": s.force_tool,
+            "forced": self.grammar.describe() if self.grammar else None,
+            "sampler": s.sampler.to_json(),
+            "max_tokens": s.max_tokens,
+        }
+        return SourceInfo("model", self.model.info.path, self.plan.format_id, s.policy, extra)
+
+    def trace_header(self) -> TraceHeader:
+        s = self.settings
+        return TraceHeader(
+            source="model",
+            format=self.plan.format_id,
+            template=self.plan.template.name,
+            tools=s.tools,
+            messages=s.messages,
+            model_file=self.model.info.file_name,
+            model_sha256=file_sha256(self.model.info.path),
+            sampler={**s.sampler.to_json(), "max_tokens": s.max_tokens},
+            description=f"callscope run: {self.model.info.name}, {self.grammar.describe() if self.grammar else 'no forced call'}",
+            unit="token",
+            extra={
+                "recorded_policy": s.policy,
+                "force_tool": s.force_tool,
+                "prompt": self.plan.prompt,
+                "prompt_tokens": len(self.prompt_tokens),
+                "grammar": self.grammar.gbnf if self.grammar else None,
+            },
+        )
+
+    def run(self, stop: threading.Event | None = None, on_token: TokenCallback | None = None) -> LiveResult:
+        """Generate, analysing (and recording) each token as it arrives; returns the finished analysis."""
+        s = self.settings
+        analyzer = Analyzer(s.name, self.source_info(), "token", True, make_parser(self.plan.format_id, s.tools))
+        writer = TraceWriter(s.record, self.trace_header()) if s.record else None
+        generation = Generation(
+            self.model, self.prompt_tokens, s.max_tokens, s.sampler, self._llama_grammar, stop, time.monotonic()
+        )
+        process_us: list[float] = []
+        feed = analyzer.feed_bytes
+        clock = time.perf_counter_ns
+        try:
+            for step in generation:
+                began = clock()
+                feed(step.data, step.ms, (step.token,))
+                if writer is not None:
+                    writer.write_step(step.ms, step.data, (step.token,))
+                process_us.append((clock() - began) / 1000.0)
+                if on_token is not None:
+                    on_token(step, analyzer)
+            stats = generation.stats
+            cause = stats.cause or "error"
+            analysis = analyzer.finish(cause)
+            if writer is not None:
+                writer.end(cause, stats.end_ms)
+        finally:
+            if writer is not None:
+                writer.close()
+        analysis.source.extra["decode"] = stats.to_json()  # type: ignore[index]
+        if s.record:
+            analysis.source.extra["record"] = str(Path(s.record))  # type: ignore[index]
+        return LiveResult(analysis, stats, self.plan, self.grammar, s.record, process_us)

@@ -1,0 +1,333 @@
+"""Chat templates: render messages + tools the way a model's runtime does, and tell which wire format they teach.
+
+The templates people debug are real ones (a model's ``tokenizer.chat_template``,
+a published ``.jinja`` file), so they are rendered the way Hugging Face
+``apply_chat_template`` and llama.cpp's minja render them: a sandboxed Jinja
+environment with ``trim_blocks``/``lstrip_blocks``, loop controls, a
+``{% generation %}`` block, a ``tojson`` that does not HTML-escape, and the
+``raise_exception``/``strftime_now`` globals. Nothing a template says can reach
+the file system or mutate the caller's data (immutable sandbox).
+
+The wire format is detected from the template *source* by the markers it
+contains, in llama.cpp's order (``common_chat_templates_apply_jinja``), and the
+detection always says why it chose what it chose.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import traceback
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2 import nodes
+from jinja2.ext import Extension
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from engine.decode.errors import TemplateError
+
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+BUILTIN_DIR = RESOURCES / "templates"
+
+#: Formats callscope ships a built-in (ChatML-framed) template for.
+BUILTIN_FORMATS = ("hermes", "qwen3_coder", "llama3_json", "mistral", "emulated", "generic", "deepseek_v31", "gpt_oss")
+
+_DECLARED = re.compile(r"callscope-format:\s*([a-z0-9_]+)")
+
+
+# ================================================================ environment
+
+
+class _Raised(Exception):
+    """``raise_exception(msg)`` called by a template (its own validation message)."""
+
+
+def _raise_exception(message: Any = "") -> None:
+    raise _Raised(str(message))
+
+
+def _strftime_now(fmt: str) -> str:
+    return datetime.now().strftime(fmt)
+
+
+def _tojson(value: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False) -> str:
+    """Like Hugging Face's: plain ``json.dumps`` (Jinja's own would HTML-escape ``<``, ``>``, ``&``, ``'``)."""
+    return json.dumps(
+        _plain(value), ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    )
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, jinja2.Undefined):
+        return None
+    return value
+
+
+class GenerationBlock(Extension):
+    """``{% generation %}...{% endgeneration %}``: HF marks assistant spans with it; rendering is unchanged."""
+
+    tags = {"generation"}
+
+    def parse(self, parser: Any) -> nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return nodes.CallBlock(self.call_method("_render", []), [], [], body).set_lineno(lineno)
+
+    def _render(self, caller: Any) -> str:
+        return caller()
+
+
+def make_environment() -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+        extensions=["jinja2.ext.loopcontrols", GenerationBlock],
+    )
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = _raise_exception
+    env.globals["strftime_now"] = _strftime_now
+    return env
+
+
+_ENV = make_environment()
+_TEMPLATE_FILE = "<template>"  # the file name Jinja gives code compiled from a string
+
+
+@functools.lru_cache(maxsize=64)
+def _compile(source: str) -> jinja2.Template:
+    """Compiling is the slow part of rendering; capability probes render one template several times."""
+    return _ENV.from_string(source)
+
+
+# ==================================================================== template
+
+
+@dataclass(frozen=True, slots=True)
+class ChatTemplate:
+    """A chat template's source and where it came from (shown to the user)."""
+
+    name: str  # a file path, "gguf:tokenizer.chat_template", "built-in hermes"
+    source: str
+    origin: str  # file | model | built-in
+
+    def compiled(self) -> jinja2.Template:
+        try:
+            return _compile(self.source)
+        except jinja2.TemplateSyntaxError as exc:
+            raise TemplateError(self.name, exc.lineno, f"syntax error: {exc.message}") from None
+
+    def render(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        add_generation_prompt: bool = True,
+        bos_token: str = "",
+        eos_token: str = "",
+        **extra: Any,
+    ) -> str:
+        """The prompt text; any failure becomes a :class:`TemplateError` naming this template and line."""
+        template = self.compiled()
+        context = {
+            "messages": messages,
+            "tools": tools or None,
+            "add_generation_prompt": add_generation_prompt,
+            "bos_token": bos_token,
+            "eos_token": eos_token,
+            **extra,
+        }
+        try:
+            return template.render(**context)
+        except _Raised as exc:
+            raise TemplateError(self.name, _template_line(exc), f"raise_exception: {exc}") from None
+        except jinja2.TemplateError as exc:
+            line = getattr(exc, "lineno", None) or _template_line(exc)
+            raise TemplateError(self.name, line, f"{type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # a template can make any Python operation fail
+            raise TemplateError(self.name, _template_line(exc), f"{type(exc).__name__}: {exc}") from None
+
+
+def _template_line(exc: BaseException) -> int | None:
+    """The template line being rendered when ``exc`` was raised (Jinja rewrites traceback line numbers)."""
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == _TEMPLATE_FILE:
+            line = frame.lineno
+    return line
+
+
+def load_template_file(path: str | Path) -> ChatTemplate:
+    name = str(path)
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TemplateError(name, None, "no such file") from None
+    except IsADirectoryError:
+        raise TemplateError(name, None, "is a directory") from None
+    except UnicodeDecodeError as exc:
+        raise TemplateError(name, None, f"not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise TemplateError(name, None, f"cannot read ({exc.strerror or exc})") from None
+    source = _unwrap_json_template(source)
+    template = ChatTemplate(name, source, "file")
+    template.compiled()  # report syntax errors now, with the line
+    return template
+
+
+def _unwrap_json_template(source: str) -> str:
+    """Accept a ``tokenizer_config.json`` (or ``{"chat_template": ...}``) as well as a bare template."""
+    stripped = source.lstrip()
+    if not stripped.startswith("{") or stripped.startswith(("{%", "{{", "{#")):
+        return source
+    try:
+        doc = json.loads(source)
+    except ValueError:
+        return source
+    value = doc.get("chat_template") if isinstance(doc, dict) else None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):  # [{"name": "default", "template": ...}, {"name": "tool_use", ...}]
+        by_name = {v.get("name"): v.get("template") for v in value if isinstance(v, dict)}
+        chosen = by_name.get("tool_use") or by_name.get("default")
+        if isinstance(chosen, str):
+            return chosen
+    return source
+
+
+def builtin_template(format_id: str) -> ChatTemplate:
+    """The ChatML-framed template callscope ships for ``format_id`` (works with SmolLM2's tokens)."""
+    if format_id not in BUILTIN_FORMATS:
+        raise TemplateError(f"built-in {format_id}", None, f"no built-in template; known: {', '.join(BUILTIN_FORMATS)}")
+    path = BUILTIN_DIR / f"{format_id}.jinja"
+    return ChatTemplate(f"built-in {format_id} ({path.name})", path.read_text(encoding="utf-8"), "built-in")
+
+
+# ============================================================ capabilities
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateCaps:
+    """What a template can express, probed by rendering (as minja's ``chat_template_caps`` does)."""
+
+    supports_tools: bool
+    supports_tool_calls: bool
+    requires_object_arguments: bool
+    supports_system_role: bool
+
+
+_NEEDLE_ARGS = {"argument_needle": "print('Hello, World!')"}
+_PROBE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "some_tool",
+        "description": "Some tool.",
+        "parameters": {"type": "object", "properties": {"arg": {"type": "string", "description": "Some argument."}}, "required": ["arg"]},
+    },
+}
+
+
+def _probe(template: ChatTemplate, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
+    try:
+        return template.render(messages, tools, add_generation_prompt=False)
+    except TemplateError:
+        return ""
+
+
+def probe_caps(template: ChatTemplate) -> TemplateCaps:
+    user = {"role": "user", "content": "Hey"}
+    with_tools = _probe(template, [user], [_PROBE_TOOL])
+    with_system = _probe(template, [{"role": "system", "content": "System Needle"}, user])
+
+    def call_message(arguments: Any) -> list[dict[str, Any]]:
+        call = {"id": "call_1___", "type": "function", "function": {"name": "ipython", "arguments": arguments}}
+        return [user, {"role": "assistant", "content": "", "tool_calls": [call]}]
+
+    def renders_args(text: str) -> bool:
+        return any(s in text for s in ('"argument_needle":', "'argument_needle':", "<parameter=argument_needle>"))
+
+    as_string = renders_args(_probe(template, call_message(json.dumps(_NEEDLE_ARGS)), [_PROBE_TOOL]))
+    as_object = renders_args(_probe(template, call_message(_NEEDLE_ARGS), [_PROBE_TOOL]))
+    return TemplateCaps(
+        supports_tools="some_tool" in with_tools,
+        supports_tool_calls=as_string or as_object,
+        requires_object_arguments=as_object and not as_string,
+        supports_system_role="System Needle" in with_system,
+    )
+
+
+def prepare_messages(messages: list[dict[str, Any]], caps: TemplateCaps) -> list[dict[str, Any]]:
+    """Copies of ``messages`` shaped for the template: JSON-string call arguments become objects when required."""
+    if not caps.requires_object_arguments:
+        return messages
+    shaped = []
+    for message in messages:
+        calls = message.get("tool_calls")
+        if not isinstance(calls, list):
+            shaped.append(message)
+            continue
+        new_calls = []
+        for call in calls:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+                try:
+                    fn = {**fn, "arguments": json.loads(fn["arguments"])}
+                except ValueError:
+                    pass
+                call = {**call, "function": fn}
+            new_calls.append(call)
+        shaped.append({**message, "tool_calls": new_calls})
+    return shaped
+
+
+# ================================================================= detection
+
+
+@dataclass(frozen=True, slots=True)
+class FormatDetection:
+    format_id: str
+    reason: str
+
+
+def detect_format(source: str, caps: TemplateCaps | None = None) -> FormatDetection:
+    """Which wire format a template teaches, from its markers, in llama.cpp's order; with the reason."""
+    declared = _DECLARED.search(source)
+    if declared:
+        return FormatDetection(declared.group(1), f"the template declares callscope-format: {declared.group(1)}")
+
+    def has(*markers: str) -> bool:
+        return all(m in source for m in markers)
+
+    if has("message['prefix'] is defined and message['prefix'] and thinking"):
+        return FormatDetection("deepseek_v31", "DeepSeek V3.1 prefix/thinking block (llama.cpp: DeepSeek V3.1)")
+    if has("<｜tool▁calls▁begin｜>"):
+        return FormatDetection(
+            "deepseek_v31", "DeepSeek tool-call markers <｜tool▁calls▁begin｜> (llama.cpp: DeepSeek R1/V3 family)"
+        )
+    if has("<tool_call>", "<function=", "<parameter="):
+        return FormatDetection(
+            "qwen3_coder", "<tool_call> with <function=...> and <parameter=...> blocks (llama.cpp: Qwen3-Coder XML)"
+        )
+    if has("<tool_call>"):
+        return FormatDetection("hermes", "<tool_call> marker (llama.cpp: Hermes 2 Pro / Qwen 2.5)")
+    if has("<|channel|>"):
+        return FormatDetection("gpt_oss", "<|channel|> marker (llama.cpp: GPT-OSS harmony)")
+    if has("<|start_header_id|>ipython<|end_header_id|>"):
+        return FormatDetection(
+            "llama3_json", "<|start_header_id|>ipython<|end_header_id|> header (llama.cpp: Llama 3.x JSON tool calls)"
+        )
+    if has("[TOOL_CALLS]"):
+        return FormatDetection("mistral", "[TOOL_CALLS] marker (llama.cpp: Mistral Nemo)")
+    if caps is None:
+        caps = probe_caps(ChatTemplate("<detect>", source, "file"))
+    if caps.supports_tools:
+        return FormatDetection(
+            "generic", "the template renders tools but has no known call markers (llama.cpp: Generic JSON fallback)"
+        )
+    return FormatDetection(
+        "emulated", "the template has no tool support; tools are taught in the prompt (callscope: emulated TOOL_CALL)"
+    )

@@ -1,0 +1,112 @@
+"""The emitted-deltas pane's data: chunk rows, raw JSON, and per-call arguments at the cursor.
+
+Rows are computed on demand from the chunk list (a table shows a few dozen at
+a time); the arguments each call has accumulated by any chunk are answered
+from per-call prefix lengths, so moving the cursor never re-joins fragments.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from dataclasses import dataclass
+
+from engine.analysis import Analysis
+from engine.wire import ARGUMENTS, FINISH, HEADER, ROLE, WireChunk, chunk_json
+
+COLUMNS = ("step", "time", "index", "kind", "fragment")
+
+
+def fragment_text(chunk: WireChunk, limit: int = 200) -> str:
+    """One-line summary of a chunk's payload for the table."""
+    if chunk.kind == ROLE:
+        body = "role: assistant"
+    elif chunk.kind == FINISH:
+        body = f"finish_reason: {chunk.finish_reason}"
+    elif chunk.kind == HEADER:
+        body = f"{chunk.name} {chunk.call_id}  " + json.dumps(chunk.text, ensure_ascii=False)
+    else:
+        body = json.dumps(chunk.text, ensure_ascii=False)
+    return body if len(body) <= limit else body[: limit - 1] + "…"
+
+
+def time_text(ms: float | None) -> str:
+    if ms is None:
+        return "–"
+    return f"{ms / 1000:.3f} s" if ms >= 1000 else f"{ms:.1f} ms"
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    step: int
+    time: str
+    index: str
+    kind: str
+    fragment: str
+
+
+class ChunkIndex:
+    """Lookups over an analysis' chunk list (which may grow during a live run)."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.steps: list[int] = []
+        self._per_call: dict[int, tuple[list[int], list[int], list[str]]] = {}  # index -> (chunk #, cum len, texts)
+        self.sync()
+
+    def sync(self) -> int:
+        chunks = self.analysis.chunks
+        start = len(self.steps)
+        for number in range(start, len(chunks)):
+            chunk = chunks[number]
+            self.steps.append(chunk.step)
+            if chunk.kind in (HEADER, ARGUMENTS) and chunk.index is not None:
+                numbers, lengths, texts = self._per_call.setdefault(chunk.index, ([], [], []))
+                numbers.append(number)
+                lengths.append((lengths[-1] if lengths else 0) + len(chunk.text))
+                texts.append(chunk.text)
+        return len(chunks) - start
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def count_until(self, step: int) -> int:
+        """How many chunks went out at or before ``step``."""
+        return bisect.bisect_right(self.steps, step)
+
+    def row(self, number: int) -> ChunkRow:
+        chunk = self.analysis.chunks[number]
+        return ChunkRow(
+            chunk.step,
+            time_text(chunk.ms),
+            "" if chunk.index is None else str(chunk.index),
+            chunk.kind,
+            fragment_text(chunk),
+        )
+
+    def raw_json(self, number: int) -> str:
+        return json.dumps(chunk_json(self.analysis.chunks[number], self.analysis.identity), ensure_ascii=False, indent=2)
+
+    def delta_steps(self) -> list[int]:
+        """Distinct steps at which something other than the role chunk went out."""
+        seen: list[int] = []
+        for chunk, step in zip(self.analysis.chunks, self.steps):
+            if chunk.kind != ROLE and (not seen or seen[-1] != step):
+                seen.append(step)
+        return seen
+
+    def call_arguments_until(self, count: int) -> list[tuple[int, str, str, str]]:
+        """(index, id, name, arguments so far) per call, counting the first ``count`` chunks."""
+        out = []
+        chunks = self.analysis.chunks
+        for index in sorted(self._per_call):
+            numbers, lengths, texts = self._per_call[index]
+            k = bisect.bisect_left(numbers, count)
+            if k == 0:
+                continue
+            header = chunks[numbers[0]]
+            joined = "".join(texts) if len(texts) > 1 else texts[0]
+            if len(texts) > 1:
+                texts[:] = [joined]  # keep the join; lengths still index into it
+            out.append((index, header.call_id or "", header.name or "", joined[: lengths[k - 1]]))
+        return out

@@ -1,0 +1,89 @@
+"""Two analyses of the same source (two policies, or two parsers) aligned by step.
+
+A row per step at which either side emitted something; a row *differs* when
+the two sides sent different chunks at that step (kind, index or payload),
+and the running tool-call byte totals show who is ahead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.analysis import Analysis
+from engine.inspector.ttfd import chunk_bytes, ttfd_label
+from engine.wire import WireChunk
+
+
+@dataclass(slots=True)
+class CompareRow:
+    step: int
+    ms: float | None
+    left: list[WireChunk] = field(default_factory=list)
+    right: list[WireChunk] = field(default_factory=list)
+    left_bytes: int = 0  # tool-call bytes delivered so far
+    right_bytes: int = 0
+
+    @property
+    def differs(self) -> bool:
+        return [_key(c) for c in self.left] != [_key(c) for c in self.right]
+
+
+def _key(chunk: WireChunk) -> tuple:
+    # ids are minted per policy: compare what the client would reconstruct, not the id string
+    return (chunk.kind, chunk.index, chunk.text, chunk.name, chunk.finish_reason)
+
+
+def summarize(chunks: list[WireChunk]) -> str:
+    """``header[0] get_weather, +3 args`` style cell text."""
+    parts = []
+    args = 0
+    for c in chunks:
+        if c.kind == "arguments":
+            args += 1
+            continue
+        if c.kind == "header":
+            parts.append(f"header[{c.index}] {c.name}")
+        elif c.kind == "finish":
+            parts.append(f"finish {c.finish_reason}")
+        elif c.kind in ("content", "reasoning"):
+            parts.append(f"{c.kind} {c.text[:24]!r}")
+        else:
+            parts.append(c.kind)
+    if args:
+        parts.append(f"{args} argument fragment{'s' if args > 1 else ''}")
+    return ", ".join(parts)
+
+
+@dataclass(slots=True)
+class Comparison:
+    left: Analysis
+    right: Analysis
+    rows: list[CompareRow]
+
+    @property
+    def differing(self) -> int:
+        return sum(1 for r in self.rows if r.differs)
+
+    def side_summary(self, side: str) -> str:
+        analysis = self.left if side == "left" else self.right
+        return (
+            f"{analysis.source.policy}: {len(analysis.chunks)} chunks, finish_reason {analysis.finish_reason}, "
+            f"{len(analysis.violations)} violation(s); {ttfd_label(analysis)}"
+        )
+
+
+def compare(left: Analysis, right: Analysis) -> Comparison:
+    by_step: dict[int, CompareRow] = {}
+    for side, analysis in (("left", left), ("right", right)):
+        for chunk in analysis.chunks:
+            row = by_step.get(chunk.step)
+            if row is None:
+                row = by_step[chunk.step] = CompareRow(chunk.step, chunk.ms)
+            (row.left if side == "left" else row.right).append(chunk)
+    rows = [by_step[s] for s in sorted(by_step)]
+    left_total = right_total = 0
+    for row in rows:
+        left_total += sum(chunk_bytes(c) for c in row.left if c.is_tool_call)
+        right_total += sum(chunk_bytes(c) for c in row.right if c.is_tool_call)
+        row.left_bytes, row.right_bytes = left_total, right_total
+    return Comparison(left, right, rows)

@@ -1,0 +1,174 @@
+"""The partial parse at any step, cheap for arbitrary jumps.
+
+:meth:`Analysis.parse_at` folds the whole event log up to a step: fine once,
+too slow for a cursor dragged across a 20,000-step trace. :class:`ParseCursor`
+keeps a snapshot every ``every`` events (checkpoints) and the accumulator of
+the last answer, so a jump folds at most ``every`` events from the nearest
+checkpoint and a one-step move folds only that step's events.
+Semantics match :meth:`Analysis.parse_at`: before the last step only the
+streamed events count; at (or after) the last step the terminal events too.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from engine.analysis import Analysis
+from engine.inspector.live import RUNNING
+from engine.parse_model import (
+    ArgumentsAppended,
+    CallNamed,
+    CallOpened,
+    CallRevised,
+    CallsDropped,
+    ContentAppended,
+    ContentRevised,
+    Parse,
+    ParseAccumulator,
+    ParseEvent,
+    ParseFailed,
+    ReasoningAppended,
+)
+
+
+@dataclass(slots=True)
+class StepDelta:
+    """What the events of one step did to the parse (the parse pane highlights it)."""
+
+    content: str = ""
+    reasoning: str = ""
+    opened: set[int] = field(default_factory=set)
+    named: set[int] = field(default_factory=set)
+    arguments: dict[int, str] = field(default_factory=dict)
+    revised: set[int] = field(default_factory=set)
+    dropped_to: int | None = None
+    content_revised: bool = False
+    failures: list[str] = field(default_factory=list)
+    events: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return self.events == 0
+
+
+def delta_of(events: list[ParseEvent]) -> StepDelta:
+    delta = StepDelta(events=len(events))
+    content: list[str] = []
+    reasoning: list[str] = []
+    for event in events:
+        if isinstance(event, ArgumentsAppended):
+            delta.arguments[event.index] = delta.arguments.get(event.index, "") + event.text
+        elif isinstance(event, ContentAppended):
+            content.append(event.text)
+        elif isinstance(event, ReasoningAppended):
+            reasoning.append(event.text)
+        elif isinstance(event, CallOpened):
+            delta.opened.add(event.index)
+        elif isinstance(event, CallNamed):
+            delta.named.add(event.index)
+        elif isinstance(event, CallRevised):
+            delta.revised.add(event.index)
+            delta.arguments.pop(event.index, None)
+        elif isinstance(event, CallsDropped):
+            delta.dropped_to = event.count
+        elif isinstance(event, ContentRevised):
+            delta.content_revised = True
+            content.clear()
+            reasoning.clear()
+        elif isinstance(event, ParseFailed):
+            delta.failures.append(event.message)
+    delta.content = "".join(content)
+    delta.reasoning = "".join(reasoning)
+    return delta
+
+
+def seeded(parse: Parse) -> ParseAccumulator:
+    """An accumulator holding ``parse`` (built from public events only)."""
+    acc = ParseAccumulator()
+    if parse.content or parse.reasoning:
+        acc.apply(ContentRevised(parse.content, parse.reasoning))
+    for index, call in enumerate(parse.calls):
+        acc.apply(CallRevised(index, call.name, call.arguments, call.id))
+    return acc
+
+
+class ParseCursor:
+    """``at(step)`` = ``analysis.parse_at(step)``, with checkpoints every ``every`` events."""
+
+    def __init__(self, analysis: Analysis, every: int = 256) -> None:
+        self.analysis = analysis
+        self.every = max(1, every)
+        self._keys: list[int] = []  # step of each event (non-decreasing)
+        self._checkpoints: list[tuple[int, Parse]] = [(0, Parse())]  # (events folded, snapshot)
+        self._build_acc = ParseAccumulator()
+        self._built = 0
+        self._acc: ParseAccumulator | None = None
+        self._acc_end = -1
+        self._cache: tuple[int, bool, Parse] | None = None
+        self.sync()
+
+    # ------------------------------------------------------------ building
+
+    def sync(self) -> None:
+        """Index events added since the last call (live runs) and extend the checkpoints."""
+        events = self.analysis.parse_events
+        for step, _ in events[len(self._keys) :]:
+            self._keys.append(step)
+        limit = self._streamed_end()  # terminal events are folded on demand
+        while self._built < limit:
+            target = min(limit, self._checkpoints[-1][0] + self.every)
+            for _, event in events[self._built : target]:
+                self._build_acc.apply(event)
+            self._built = target
+            if target - self._checkpoints[-1][0] >= self.every:
+                self._checkpoints.append((target, self._build_acc.snapshot()))
+        self._cache = None
+
+    # ------------------------------------------------------------ queries
+
+    def _live(self) -> bool:
+        return self.analysis.finish_cause == RUNNING
+
+    def _streamed_end(self) -> int:
+        if self._live():
+            return len(self._keys)
+        return min(len(self._keys), self.analysis.terminal_events_from)
+
+    def end_of(self, step: int) -> int:
+        """How many events make the parse at ``step``."""
+        end = bisect.bisect_right(self._keys, step)
+        if self._live() or step < self.analysis.last_step:
+            end = min(end, self._streamed_end())
+        return end
+
+    def at(self, step: int) -> Parse:
+        end = self.end_of(step)
+        final = not self._live() and step >= self.analysis.last_step
+        if self._cache is not None and self._cache[0] == end and self._cache[1] == final:
+            return self._cache[2]
+        acc = self._accumulator_at(end)
+        parse = acc.snapshot(partial=not final)
+        self._cache = (end, final, parse)
+        return parse
+
+    def _accumulator_at(self, end: int) -> ParseAccumulator:
+        events = self.analysis.parse_events
+        if self._acc is None or end < self._acc_end or end - self._acc_end > self.every:
+            i = bisect.bisect_right(self._checkpoints, end, key=lambda c: c[0]) - 1
+            start, snapshot = self._checkpoints[max(0, i)]
+            self._acc = seeded(snapshot)
+            self._acc_end = start
+        for _, event in events[self._acc_end : end]:
+            self._acc.apply(event)
+        self._acc_end = end
+        return self._acc
+
+    def events_at(self, step: int) -> list[ParseEvent]:
+        """The events of ``step`` itself (the last step includes the terminal events)."""
+        lo = bisect.bisect_left(self._keys, step)
+        hi = self.end_of(step)
+        return [event for _, event in self.analysis.parse_events[lo:hi]] if hi > lo else []
+
+    def delta_at(self, step: int) -> StepDelta:
+        return delta_of(self.events_at(step))

