@@ -25,12 +25,35 @@ DEFAULT_TOOLS = ROOT / "resources" / "tools" / "default.json"
 SCREENSHOT_SIZE = (1400, 900)
 #: Set by `callscope bench gui`: print "shown <ms>" once the window is on screen, then quit.
 SHOWN_ENV = "CALLSCOPE_QUIT_WHEN_SHOWN"
+_QUIETED = False
+
+
+def _quiet_offscreen_warnings() -> None:
+    """The offscreen platform warns about window hints it cannot honour; that is noise, not news."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    global _QUIETED
+    if _QUIETED:
+        return
+    _QUIETED = True
+    previous = None
+
+    def handler(mode, context, message):
+        if "propagateSizeHints" in message:
+            return
+        if previous is not None:
+            previous(mode, context, message)
+        else:
+            sys.stderr.write(message + "\n")
+
+    previous = qInstallMessageHandler(handler)
 
 
 def make_app(argv: list[str] | None = None) -> QApplication:
     """The QApplication (reused if one exists), styled, with pyqtgraph configured."""
     import pyqtgraph as pg
 
+    _quiet_offscreen_warnings()
     app = QApplication.instance()
     if app is None:
         app = QApplication(argv if argv is not None else [sys.argv[0]])

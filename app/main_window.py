@@ -448,8 +448,8 @@ class MainWindow(QMainWindow):
         a = self.session.current
         self.setWindowTitle(f"callscope — {a.name}")
         tokens = a.step_count
-        self.text_pane.set_subtitle(f"{tokens:,} {a.unit}s · token boundaries shaded · after the cursor dimmed")
-        self.parse_pane.set_subtitle("what the server's parser held at the cursor")
+        self.text_pane.set_subtitle(f"{tokens:,} {a.unit}s, boundaries shaded")
+        self.parse_pane.set_subtitle("the server's parse at the cursor")
         self.timeline_pane.set_subtitle("drag the cursor · hover to preview · wheel to zoom")
 
     def _cursor_changed(self, index: int) -> None:

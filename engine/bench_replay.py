@@ -168,8 +168,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Generate, measure, print; exit 0 when every target is met, 1 otherwise."""
+def default_args(**overrides: Any) -> argparse.Namespace:
+    """The options with their defaults (what ``callscope bench replay`` runs)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_arguments(parser)
+    args = parser.parse_args([])
+    for key, value in overrides.items():
+        setattr(args, key, value)
+    return args
+
+
+def run(args: argparse.Namespace | None = None, as_json: bool | None = None) -> int:
+    """Generate, measure, print; 0 when every target is met, 1 otherwise, 2 for bad options.
+
+    ``run(as_json=...)`` is what ``callscope bench replay [--json]`` calls; ``main(argv)`` parses options.
+    """
+    args = args if args is not None else default_args()
+    if as_json is not None:
+        args.json = as_json
     try:
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError:

@@ -111,6 +111,8 @@ def analyze_recording(
     if name is not None and name != run_name:
         raise TraceError(f"{recording.path}: a trace holds one run ({run_name!r}); --name selects a fixture by name")
     if recording.trace.header.source == "capture" and not recording.trace.steps:
+        if format_id is not None:
+            raise TraceError(f"{recording.path}: a capture trace holds the server's chunks; --format does not apply")
         return [_analyze_capture(recording.trace, policy, run_name)]
     return [analyze_trace(recording.trace, policy, format_id, run_name)]
 

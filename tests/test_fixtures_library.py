@@ -83,3 +83,17 @@ def test_failure_classes_are_covered():
     for rule in ("arguments-diverged", "name-revised", "calls-dropped", "parse-error", "invalid-json-arguments"):
         assert rule in seen["incremental"], rule
     assert "invalid-diff" in seen["llama_server"]
+
+
+def test_a_wrong_expectation_is_caught(tmp_path):
+    """The check itself can fail: a copy of a fixture that claims the wrong verdict is reported."""
+    source = (FIXTURES / "prefix" / "name_revised.txt").read_text()
+    wrong = source.replace('"finish_reason":"stop"', '"finish_reason":"tool_calls"', 1)
+    assert wrong != source
+    path = tmp_path / "wrong.txt"
+    path.write_text(wrong)
+    recording = load_recording(path)
+    (fixture,) = recording.fixtures
+    verdict = verdicts_by_policy(fixture.expect)["incremental"]
+    (analysis,) = analyze_recording(recording, "incremental")
+    assert check_verdict(analysis, verdict) == ["finish_reason: expected 'tool_calls', got 'stop'"]

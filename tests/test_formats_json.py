@@ -279,7 +279,7 @@ def test_hermes_tool_call_inside_reasoning_is_reasoning():
 def test_hermes_forced_open_reasoning_ends_at_a_bare_closer():
     text = "The user wants weather.\n</think>\n\n" + hermes([WEATHER])
     parser = make_parser("hermes")
-    forced = type(parser)(thinking_forced_open=True)
+    forced = type(parser)(thinking=True)
     forced.feed(text[:10])
     assert forced.snapshot().reasoning == "The user w" and forced.snapshot().content == ""
     forced.feed(text[10:])
@@ -288,6 +288,44 @@ def test_hermes_forced_open_reasoning_ends_at_a_bare_closer():
     assert final.reasoning == "The user wants weather."
     assert final.content == ""
     assert final.calls == (ParsedCall(*WEATHER),)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_hermes_forced_open_random_splittings(data):
+    """The forced-open variant keeps the same rules (it is not reachable through check_stream's make_parser)."""
+    text = data.draw(st.sampled_from(["  plan a\n\n</think>\n\n", "no closer yet", "</think>"])) + hermes(
+        [WEATHER], "Ok"
+    )
+    cuts = data.draw(st.lists(st.integers(min_value=1, max_value=len(text) - 1), max_size=20))
+    cls = type(make_parser("hermes"))
+
+    def one_shot(prefix: str, finish: bool) -> Parse:
+        parser = cls(thinking=True)
+        parser.feed(prefix)
+        if finish:
+            parser.finish()
+        return parser.snapshot()
+
+    parser = cls(thinking=True)
+    prefix = ""
+    for piece in pieces_by(text, cuts):
+        prefix += piece
+        for event in parser.feed(piece):
+            assert not isinstance(event, CallNamed) or event.name == "get_weather"
+        assert parser.snapshot() == one_shot(prefix, False)
+        assert "</think>" not in parser.snapshot().reasoning
+    parser.finish()
+    assert parser.snapshot() == one_shot(text, True)
+
+
+def test_hermes_half_typed_closer_never_enters_arguments_or_content():
+    text = hermes([WEATHER])
+    cut = text.index("</tool_call>") + len("</tool_")
+    partial = partial_of("hermes", text[:cut])
+    assert partial.calls == (ParsedCall(*WEATHER),)
+    assert partial.content == ""
+    assert feed_all("hermes", text[:cut]) == Parse(calls=(ParsedCall(*WEATHER),), partial=False)
 
 
 def test_hermes_bare_closer_without_forced_open_is_dropped_from_content():

@@ -35,7 +35,7 @@ class ChunksView(QWidget):
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
         header.setHighlightSections(False)
-        for column, width in enumerate((64, 82, 46, 78)):
+        for column, width in enumerate((60, 82, 50, 92)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, width)
         self.raw = QPlainTextEdit()

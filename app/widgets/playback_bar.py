@@ -9,10 +9,11 @@ while playing continues from there.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QElapsedTimer, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QWidget
 
 from app.models.session import InspectorSession
+from app.widgets.icons import transport_icon
 from engine.inspector.playback import ASAP, SPEEDS, PlaybackClock
 
 SPEED_LABELS = [(f"{s:g}×", s) for s in SPEEDS] + [("max", ASAP)]
@@ -123,9 +124,10 @@ class PlaybackDriver(QObject):
             self._driving = False
 
 
-def _button(text: str, tip: str) -> QToolButton:
+def _button(icon: str, tip: str) -> QToolButton:
     button = QToolButton()
-    button.setText(text)
+    button.setIcon(transport_icon(icon))
+    button.setIconSize(QSize(18, 18))
     button.setToolTip(tip)
     button.setObjectName("Transport")
     button.setAutoRaise(False)
@@ -141,14 +143,15 @@ class PlaybackBar(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(4)
-        self.home = _button("⏮", "Start (Home)")
-        self.prev_delta = _button("⇤Δ", "Previous emitted delta (Shift+Left)")
-        self.prev_token = _button("◀", "Previous token (, or Left)")
-        self.play = _button("▶", "Play / pause (Space)")
+        self.home = _button("home", "Start (Home)")
+        self.prev_delta = _button("prev_delta", "Previous emitted delta (Shift+Left)")
+        self.prev_token = _button("prev_token", "Previous token (, or Left)")
+        self.play = _button("play", "Play / pause (Space)")
+        self.play.setObjectName("Play")
         self.play.setCheckable(True)
-        self.next_token = _button("▶|", "Next token (. or Right)")
-        self.next_delta = _button("Δ⇥", "Next emitted delta (Shift+Right)")
-        self.end = _button("⏭", "End (End)")
+        self.next_token = _button("next_token", "Next token (. or Right)")
+        self.next_delta = _button("next_delta", "Next emitted delta (Shift+Right)")
+        self.end = _button("end", "End (End)")
         for b in (self.home, self.prev_delta, self.prev_token, self.play, self.next_token, self.next_delta, self.end):
             layout.addWidget(b)
         self.slider = QSlider(Qt.Orientation.Horizontal)
@@ -228,4 +231,4 @@ class PlaybackBar(QWidget):
 
     def _playing(self, playing: bool) -> None:
         self.play.setChecked(playing)
-        self.play.setText("⏸" if playing else "▶")
+        self.play.setIcon(transport_icon("pause" if playing else "play"))

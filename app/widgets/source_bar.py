@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.models.session import InspectorSession
 from engine.inspector.live import RUNNING
@@ -36,7 +36,7 @@ class SourceBar(QFrame):
         self.setObjectName("SourceBar")
         self.session = session
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(10, 6, 10, 6)
+        layout.setContentsMargins(12, 5, 12, 5)
         layout.setSpacing(8)
         self.name = QLabel("No source — File ▸ Open, Paste text, or Run a model")
         self.name.setObjectName("SourceName")
@@ -56,9 +56,12 @@ class SourceBar(QFrame):
         self.calls = _badge()
         self.violations = _badge()
         self.ttfd = _badge("info")
-        layout.addWidget(self.name)
+        names = QVBoxLayout()
+        names.setSpacing(0)
+        names.addWidget(self.name)
+        names.addWidget(self.details)
+        layout.addLayout(names)
         layout.addWidget(self.run)
-        layout.addWidget(self.details)
         layout.addStretch(1)
         for badge in (self.ttfd, self.calls, self.finish, self.violations):
             layout.addWidget(badge)

@@ -56,7 +56,7 @@ SPAN_COLORS = {
     "held": "#8b93a1",
 }
 CALL_COLORS = ("#5fd38d", "#56c8d8", "#e5c07b", "#ff8fab", "#a0b4ff")
-TOKEN_SHADES = ("#1d2026", "#262b33")  # alternate token backgrounds: token boundaries visible
+TOKEN_SHADES = ("#1b1e24", "#2a303a")  # alternate token backgrounds: token boundaries visible
 NEW_TEXT_BG = "#1f4d33"  # what changed at this step
 
 

@@ -153,12 +153,13 @@ class TimelineView(QWidget):
             start = span.args_first_x if span.args_first_x is not None else span.opened_x
             end = span.args_last_x if span.args_last_x is not None else start
             color = theme.call_color(span.index)
-            bar = pg.PlotDataItem([start, max(end, start)], [LANE_Y[PARSE] - 0.3] * 2, pen=pg.mkPen(theme.qcolor(color, 150), width=5))
+            bar = pg.PlotDataItem([start, max(end, start)], [LANE_Y[PARSE] - 0.36] * 2, pen=pg.mkPen(theme.qcolor(color, 170), width=4))
             self._add(bar)
             if len(lanes.calls) <= 24:
-                label = pg.TextItem(f"call {span.index} · {span.name or '…'}", color=color, anchor=(0, 1))
-                label.setPos(span.opened_x, LANE_Y[PARSE] + 0.47)
+                label = pg.TextItem(f"call {span.index} · {span.name or '…'}", color=color, anchor=(0, 0))
+                label.setPos(span.opened_x, LANE_Y[PARSE] - 0.38)
                 self._add(label)
+        self._annotate_atomic()
         for key, lane in lanes.lanes.items():
             y = LANE_Y[key]
             for kind, series in lane.series.items():
@@ -176,6 +177,22 @@ class TimelineView(QWidget):
                         brush=pg.mkBrush(color), hoverable=False,
                     )
                     self._add(scatter)
+
+    def _annotate_atomic(self) -> None:
+        """Say in words what the atomic lane's lone marker means."""
+        state = self.session.state
+        assert state is not None
+        a = state.analysis
+        if a.source.policy == "atomic" or a.ttfd_atomic.step is None:
+            return
+        x = state.timebase.x_of_step(a.ttfd_atomic.step)
+        size = sum(len(c.text) for c in a.baseline_chunks if c.is_tool_call)
+        when = f"{a.ttfd_atomic.ms / 1000:.1f} s" if a.ttfd_atomic.ms is not None else f"{a.unit} {a.ttfd_atomic.step}"
+        label = pg.TextItem(f"all {size:,} chars at once · {when}", color=theme.ATOMIC_COLOR, anchor=(1, 0.5))
+        label.setPos(x, LANE_Y[ATOMIC])
+        self._add(label)
+        # keep the label clear of the marker itself
+        label.setAnchor((1.04, 0.5))
 
     def _add(self, graphics: pg.GraphicsObject) -> None:
         self.plot.getPlotItem().addItem(graphics)

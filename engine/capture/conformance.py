@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.analysis import Analysis, CallReport, SourceInfo, StepRecord, StepTime
+from engine.inspector.live import RUNNING
 from engine.parse_model import (
     ArgumentsAppended,
     CallNamed,
@@ -514,6 +515,47 @@ class CaptureAnalyzer:
         if final:
             self._finished = result
         return result
+
+    # ------------------------------------------------------------ live view
+
+    def provisional(self) -> Analysis:
+        """A growing Analysis for a live capture: it shares this analyzer's lists (steps, events,
+        chunks, violations), so panes built on it see new lines after :meth:`refresh`."""
+        return Analysis(
+            name=self.name,
+            source=SourceInfo("capture", self.path, None, CAPTURE_POLICY, {**self.extra, "url": self.url}),
+            unit="chunk",
+            timed=True,
+            steps=self.steps,
+            parse_events=self.parse_events,
+            terminal_events_from=len(self.parse_events),
+            terminal=Parse(),
+            chunks=self.chunks,
+            baseline_chunks=[],
+            calls=[],
+            violations=self.violations,
+            finish_reason=None,
+            finish_cause=RUNNING,
+            ttfd_streaming=StepTime(),
+            ttfd_atomic=StepTime(),
+            identity=self._identity or StreamIdentity.for_run(self.name),
+            content_streamed="",
+        )
+
+    def refresh(self, analysis: Analysis) -> None:
+        """Update the values (not the shared lists) of a :meth:`provisional` analysis."""
+        analysis.terminal_events_from = len(self.parse_events)
+        analysis.terminal = Parse(
+            "".join(self._content),
+            "".join(self._reasoning),
+            tuple(ParsedCall(c.name, c.arguments(), c.id) for c in self.calls),
+            partial=True,
+        )
+        analysis.content_streamed = analysis.terminal.content
+        analysis.ttfd_streaming = self._first_tool_chunk()
+        analysis.finish_reason = self.finish_reason
+        if self._identity is not None:
+            analysis.identity = self._identity
 
     def _report(self, call: _Call, final: bool) -> CallReport:
         arguments = call.arguments()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from engine.tools import ToolsError, load_tools
+from engine.tools import ToolsError, load_tools, validate_tools
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -121,6 +121,34 @@ def _read_json(path: str, what: str) -> Any:
         raise RequestError(f"{what} {path} is not valid JSON: {exc}") from None
 
 
+def _request_object(doc: Any, what: str) -> dict[str, Any]:
+    if not isinstance(doc, dict):
+        raise RequestError(f"{what}: expected a JSON object, got {type(doc).__name__}")
+    messages = doc.get("messages")
+    if messages is not None and (not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages)):
+        raise RequestError(f"{what}: messages must be an array of message objects")
+    tools = doc.get("tools")
+    if tools is not None:
+        try:
+            validate_tools(tools)
+        except ToolsError as exc:
+            raise RequestError(f"{what}: tools: {exc}") from None
+    return dict(doc)
+
+
+def parse_body(text: str, what: str = "request") -> dict[str, Any]:
+    """A request body typed by hand (the GUI's request editor): a JSON object with messages; stream forced on."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise RequestError(f"{what} is not valid JSON: {exc}") from None
+    body = _request_object(doc, what)
+    if not body.get("messages"):
+        raise RequestError(f"{what}: needs a non-empty messages array")
+    body["stream"] = True
+    return body
+
+
 def build_body(
     *,
     request_file: str | None = None,
@@ -136,9 +164,7 @@ def build_body(
     ``stream`` is forced on: a capture of a non-streaming answer shows nothing.
     """
     if request_file is not None:
-        body = _read_json(request_file, "request file")
-        if not isinstance(body, dict):
-            raise RequestError(f"request file {request_file}: expected a JSON object, got {type(body).__name__}")
+        body = _request_object(_read_json(request_file, "request file"), f"request file {request_file}")
     else:
         body = {}
     if messages_file is not None:

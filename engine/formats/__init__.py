@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any
 
 from engine.formats.base import FormatParser
@@ -38,9 +39,22 @@ def parser_class(format_id: str) -> type[FormatParser]:
     return module.Parser
 
 
-def make_parser(format_id: str, tools: list[dict[str, Any]] | None = None) -> FormatParser:
-    """A fresh parser for ``format_id``; ``tools`` is the request's OpenAI ``tools`` array."""
-    return parser_class(format_id)(tools)
+def supports_thinking(format_id: str) -> bool:
+    """Whether the format's parser can start inside a reasoning block (prompt ended with ``<think>``)."""
+    return "thinking" in inspect.signature(parser_class(format_id)).parameters
 
 
-__all__ = ["FORMAT_IDS", "FormatParser", "UnknownFormat", "make_parser", "parser_class"]
+def make_parser(format_id: str, tools: list[dict[str, Any]] | None = None, thinking: bool = False) -> FormatParser:
+    """A fresh parser for ``format_id``; ``tools`` is the request's OpenAI ``tools`` array.
+
+    ``thinking``: the prompt left the model inside a reasoning block (the chat
+    template ended the prompt with ``<think>``), so the generation starts with
+    reasoning and only a ``</think>`` closes it. Ignored by formats without reasoning.
+    """
+    cls = parser_class(format_id)
+    if thinking and supports_thinking(format_id):
+        return cls(tools, thinking=True)
+    return cls(tools)
+
+
+__all__ = ["FORMAT_IDS", "FormatParser", "UnknownFormat", "make_parser", "parser_class", "supports_thinking"]

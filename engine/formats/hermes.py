@@ -10,7 +10,7 @@ Reasoning (llama.cpp ``try_parse_reasoning``): a ``<think>`` at the very start
 ``<think>`` block may follow. Reasoning is stripped like llama.cpp does:
 leading whitespace is dropped, trailing whitespace is held back until
 something else follows, and dropped at ``</think>``. With
-``thinking_forced_open=True`` (the prompt itself ended with ``<think>``, as
+``thinking=True`` (the prompt itself ended with ``<think>``, as
 Qwen3 templates do) the generation starts inside reasoning and only a bare
 ``</think>`` closes it. Without it a bare ``</think>`` in content is taken as
 that same closer of a reasoning block the prompt opened: the tag itself is
@@ -82,9 +82,9 @@ class Parser(FormatParser):
     format_id = "hermes"
     description = "Hermes 2 Pro / Qwen2.5: <tool_call>{json}</tool_call> blocks, optional <think> reasoning"
 
-    def __init__(self, tools: list[dict[str, Any]] | None = None, *, thinking_forced_open: bool = False) -> None:
+    def __init__(self, tools: list[dict[str, Any]] | None = None, *, thinking: bool = False) -> None:
         super().__init__(tools)
-        self._state = _REASONING if thinking_forced_open else _START
+        self._state = _REASONING if thinking else _START
         self._pending = ""  # text to re-examine with the next piece (a possible marker, held whitespace)
         self._reasoning_begun = False  # leading whitespace of the reasoning block skipped
         self._call: CallObjectScan | None = None

@@ -21,13 +21,12 @@ jumps from one quote/bracket to the next, and inside strings from one quote or
 backslash to the next. That is what keeps a 32 KB argument object cheap: the
 per-piece cost is a couple of ``re.search`` calls, whatever the prefix length.
 
-Leniency, on purpose: skipped levels are not validated beyond brackets,
-strings and characters that cannot appear outside a JSON string (``<``,
-``[TOOL``'s ``[`` is still a bracket, so formats check their own markers);
-a closer of the wrong kind closes the innermost container. A character that
-cannot occur outside a string (for example the ``<`` of ``</tool_call>``)
-is a syntax error at every level, so a half-written object followed by a
-closing tag is noticed at the tag.
+Leniency, on purpose: skipped levels are only checked for brackets, strings
+and characters that cannot appear outside a JSON string; a closer of the
+wrong kind there closes the innermost container. Such a character (the ``<``
+of ``</tool_call>``, say) is a syntax error at every level, so a half-written
+object followed by a closing tag is noticed at the tag. Formats whose markers
+are made of JSON characters (``[TOOL_CALLS]``) check for them themselves.
 
 :class:`JsonStringDecoder` decodes the raw text of a JSON string as it
 arrives (escapes split across pieces, surrogate pairs), for formats that
@@ -92,9 +91,7 @@ class JsonScanner:
     """
 
     __slots__ = (
-        "consumed",
         "descend",
-        "error_pos",
         "escape",
         "in_string",
         "key_from",
@@ -119,8 +116,6 @@ class JsonScanner:
         self.escape = False
         self.key_parts: list[str] = []
         self.key_from = 0
-        self.error_pos: int | None = None  # absolute offset (characters fed) of a syntax error
-        self.consumed = 0  # characters scanned so far, over all pieces
 
     # ------------------------------------------------------------ queries
 
@@ -158,7 +153,6 @@ class JsonScanner:
         after it) or a syntax error was found (stop is the offending character).
         """
         events: list[Event] = []
-        start = pos
         state = self.state
         if state == _DONE or state == _FAILED:
             return events, pos
@@ -237,7 +231,7 @@ class JsonScanner:
                         state = _AFTER
                 else:
                     pos = i
-                    state = self._fail(events, depth, i, start)
+                    state = self._fail(events, depth, i)
                     break
                 continue
 
@@ -280,7 +274,7 @@ class JsonScanner:
                     if state == _DONE:
                         break
                 else:
-                    state = self._fail(events, depth, pos, start)
+                    state = self._fail(events, depth, pos)
                     break
             elif state == _KEY:
                 if c == '"':
@@ -295,14 +289,14 @@ class JsonScanner:
                     if state == _DONE:
                         break
                 else:
-                    state = self._fail(events, depth, pos, start)
+                    state = self._fail(events, depth, pos)
                     break
             elif state == _COLON:
                 if c == ":":
                     state = _VALUE
                     pos += 1
                 else:
-                    state = self._fail(events, depth, pos, start)
+                    state = self._fail(events, depth, pos)
                     break
             else:  # _AFTER
                 top = stack[-1]
@@ -319,14 +313,13 @@ class JsonScanner:
                     if state == _DONE:
                         break
                 else:
-                    state = self._fail(events, depth, pos, start)
+                    state = self._fail(events, depth, pos)
                     break
 
         if self.in_string and self.string_kind == _KEYSTR and state != _FAILED:
             self.key_parts.append(text[self.key_from : pos])
             self.key_from = 0
         self.state = state
-        self.consumed += pos - start
         return events, pos
 
     def _close(self, events: list[Event], pos: int) -> int:
@@ -338,9 +331,8 @@ class JsonScanner:
         events.append((VALUE_END, depth, pos + 1))
         return _DONE if depth == 0 else _AFTER
 
-    def _fail(self, events: list[Event], depth: int, pos: int, start: int) -> int:
+    def _fail(self, events: list[Event], depth: int, pos: int) -> int:
         events.append((ERROR, depth, pos))
-        self.error_pos = self.consumed + pos - start
         return _FAILED
 
 

@@ -26,9 +26,10 @@ Bad input, decided on the text alone:
 * After a block produced a call, a later element that is not a call, or a
   syntax error between elements, ends the block: the text from that element
   (or the error) on is read as content.
-* A syntax error inside an open call ends it with its arguments so far
-  (``[ARGS]`` followed by non-JSON gives empty arguments); content resumes at
-  the error.
+* A syntax error inside an open call ends it with its arguments so far;
+  content resumes at the error. (``[ARGS]`` followed by something that is not
+  JSON gives the raw text up to the first character that cannot be JSON, or
+  empty arguments: the engine reports them invalid.)
 * End of generation: a held block that never produced a call is content; a
   call cut mid-way keeps its arguments so far; a trailing ``[TOOL_CA`` is
   content.
