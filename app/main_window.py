@@ -447,8 +447,11 @@ class MainWindow(QMainWindow):
     def _analysis_changed(self) -> None:
         a = self.session.current
         self.setWindowTitle(f"callscope — {a.name}")
-        tokens = a.step_count
-        self.text_pane.set_subtitle(f"{tokens:,} {a.unit}s, boundaries shaded")
+        state = self.session.state
+        if state is not None and not state.spans.has_text and not state.live:
+            self.text_pane.set_subtitle("none: this source carries parses")
+        else:
+            self.text_pane.set_subtitle(f"{a.step_count:,} {a.unit}s, boundaries shaded")
         self.parse_pane.set_subtitle("the server's parse at the cursor")
         self.timeline_pane.set_subtitle("drag the cursor · hover to preview · wheel to zoom")
 

@@ -163,7 +163,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--piece", type=int, default=4, help="bytes per step (default 4: 100k steps = 400 KB)")
     parser.add_argument("--format", default="hermes", help="wire format of the generated trace (default hermes)")
     parser.add_argument("--policy", default="incremental", help="streaming policy (default incremental)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per size; the fastest is reported")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per size; the fastest is reported")
     parser.add_argument("--keep", metavar="DIR", help="write the generated traces here and keep them")
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
 

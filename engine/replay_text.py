@@ -20,6 +20,7 @@ def analyze_text(
     name: str = "text",
     path: str | None = None,
     cause: str = "stop",
+    thinking: bool = False,
 ) -> Analysis:
     """Feed ``text`` ``size`` chars (or bytes) per step through the format's parser and ``policy``."""
     analyzer = Analyzer(
@@ -27,7 +28,7 @@ def analyze_text(
         SourceInfo("text", path, format_id, policy),
         unit,
         rate is not None,
-        make_parser(format_id, tools),
+        make_parser(format_id, tools, thinking=thinking),
     )
     for number, piece in enumerate(split_steps(text, unit, size), start=1):
         analyzer.feed_bytes(piece, step_ms(number, rate))

@@ -164,7 +164,9 @@ def format_traces(folder: Path) -> list[Path]:
         single = render(format_id, [WEATHER], content="Let me check the weather.")
         if format_id == "generic":  # one JSON object: a "response" member, then the call (read in order)
             name, args = WEATHER
-            single = json.dumps({"response": "Let me check the weather.", "tool_call": {"name": name, "arguments": args}})
+            single = json.dumps(
+                {"response": "Let me check the weather.", "tool_call": {"name": name, "arguments": args}}
+            )
         elif "Let me check" not in single:  # the format's renderer puts no content before calls
             single = "Let me check the weather. " + single
         path = folder / f"{format_id}_single.jsonl"

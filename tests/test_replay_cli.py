@@ -233,3 +233,31 @@ def test_replay_runs_headless_as_a_subprocess(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert [r["name"] for r in json.loads(out.stdout)["runs"]] == ["single_call", "parallel_calls"]
+
+
+def test_a_capture_trace_is_handed_to_the_capture_analysis(tmp_path, capsys):
+    """Capture traces hold received SSE lines, not bytes: replay reports what the server sent."""
+
+    def chunk(delta, finish=None):
+        body = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+        body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
+        return "data: " + json.dumps(body)
+
+    path = tmp_path / "cap.jsonl"
+    with TraceWriter(path, TraceHeader(source="capture", unit="chunk")) as w:
+        w.write_line(1.0, chunk({"role": "assistant", "content": None}))
+        call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"a"'}}
+        w.write_line(2.0, chunk({"tool_calls": [call]}))
+        w.write_line(3.0, chunk({"tool_calls": [{"index": 0, "function": {"arguments": ": 1}"}}]}))
+        w.write_line(4.0, chunk({}, "tool_calls"))
+        w.write_line(5.0, "data: [DONE]")
+        w.end("stop", 5.0)
+    code, out, err = cli(capsys, "replay", path, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    validate_report(doc)
+    (run,) = doc["runs"]
+    assert run["source"]["kind"] == "capture" and run["unit"] == "chunk"
+    assert run["calls"][0]["streamed_arguments"] == '{"a": 1}' and run["calls"][0]["id"] == "call_1"
+    code, _, err = cli(capsys, "replay", path, "--format", "hermes")
+    assert code == 2 and "--format does not apply" in err

@@ -30,6 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="the generated text (UTF-8)")
     p.add_argument("--format", required=True, help=f"wire format: {' | '.join(FORMAT_IDS)}")
     p.add_argument("--tools", help="OpenAI tools array (JSON); gives parameter types to qwen3_coder")
+    p.add_argument(
+        "--thinking", action="store_true",
+        help="the generation starts inside a reasoning block (the prompt ended with <think>)",
+    )
     add_policy_option(p)
     p.add_argument("--step", default="char", help="char | byte | N (N characters per step); default char")
     p.add_argument("--rate", type=float, help="give step k the time k/RATE seconds (tokens per second)")
@@ -50,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     tools = read_tools(args.tools)
     text = read_text(args.file, "text file")
     analysis = analyze_text(
-        text, args.format, args.policy, tools, unit, size, args.rate, name=Path(args.file).stem, path=args.file
+        text, args.format, args.policy, tools, unit, size, args.rate, name=Path(args.file).stem, path=args.file,
+        thinking=args.thinking,
     )
     if args.record:
         from engine.trace_io import write_analysis_trace  # issue 3: traces

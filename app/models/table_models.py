@@ -126,9 +126,9 @@ class CompareModel(RowTableModel):
             if section == 3:
                 return self.right_title
             if section == 4:
-                return f"tool bytes · {self.left_title}"
+                return "bytes ◀"
             if section == 5:
-                return f"tool bytes · {self.right_title}"
+                return "bytes ▶"
         return super().headerData(section, orientation, role)
 
     def background(self, row: CompareRow, column: int) -> QColor | None:

@@ -39,6 +39,8 @@ class CompareView(QWidget):
         self.table.setFont(theme.mono_font(9))
         header = self.table.horizontalHeader()
         header.setHighlightSections(False)
+        for column in (0, 1, 4, 5):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         bar = QHBoxLayout()
@@ -88,8 +90,6 @@ class CompareView(QWidget):
             f'<span style="color:{theme.POLICY_COLOR}">◀ {html.escape(c.side_summary("left"))}</span><br>'
             f'<span style="color:{theme.ATOMIC_COLOR}">▶ {html.escape(c.side_summary("right"))}</span>'
         )
-        for column in (0, 1, 4, 5):
-            self.table.resizeColumnToContents(column)
 
     def _row_selected(self, current, _previous) -> None:
         state = self.session.state

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 
 class Pane(QFrame):
@@ -16,7 +18,7 @@ class Pane(QFrame):
         header.setSpacing(8)
         self.title = QLabel(title)
         self.title.setObjectName("PaneTitle")
-        self.subtitle = QLabel("")
+        self.subtitle = ElidedLabel("")
         self.subtitle.setObjectName("PaneSubtitle")
         header.addWidget(self.title)
         header.addWidget(self.subtitle, 1)
@@ -34,3 +36,35 @@ class Pane(QFrame):
 
     def set_subtitle(self, text: str) -> None:
         self.subtitle.setText(text)
+
+
+class ElidedLabel(QLabel):
+    """A label that shrinks by eliding its text (…) instead of widening the window."""
+
+    def __init__(self, text: str = "", minimum: int = 40, parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self._minimum = minimum
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        hint = super().minimumSizeHint()
+        return QSize(min(hint.width(), self._minimum), hint.height())
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+        super().setText(text)
+        self.setToolTip(text)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
+        rect = self.contentsRect()
+        metrics = self.fontMetrics()
+        text = self.text()
+        if metrics.horizontalAdvance(text) <= rect.width():
+            super().paintEvent(event)
+            return
+        QFrame.paintEvent(self, event)  # stylesheet background and border
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.setFont(self.font())
+        elided = metrics.elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
+        painter.drawText(rect, int(self.alignment()), elided)
+        painter.end()

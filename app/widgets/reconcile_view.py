@@ -80,6 +80,7 @@ class ReconcileView(QWidget):
         self.violations_table = _table(self.violations)
         self.violations_table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.violations_table.setToolTip("Double-click (or Enter) to jump to the violation's step")
+        self.violations_table.setWordWrap(True)
         violations_box = QWidget()
         vbox = QVBoxLayout(violations_box)
         vbox.setContentsMargins(0, 0, 0, 0)
@@ -127,6 +128,7 @@ class ReconcileView(QWidget):
         self.violations_caption.setText(f"Violations ({len(self.result.violations)})")
         self.calls_table.resizeColumnsToContents()
         self.violations_table.resizeColumnToContents(0)
+        self.violations_table.resizeRowsToContents()
         if self.result.calls:
             self.calls_table.selectRow(0)
         else:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from app.models.session import InspectorSession
+from app.widgets.pane import ElidedLabel
 from engine.inspector.live import RUNNING
 from engine.inspector.ttfd import ttfd_label
 from engine.policies import POLICY_IDS
 
 
 def _badge(tone: str = "neutral") -> QLabel:
-    label = QLabel("")
+    label = ElidedLabel("", 70)
     label.setObjectName("Badge")
     label.setProperty("tone", tone)
     return label
@@ -38,10 +39,10 @@ class SourceBar(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 5, 12, 5)
         layout.setSpacing(8)
-        self.name = QLabel("No source — File ▸ Open, Paste text, or Run a model")
+        self.name = ElidedLabel("No source — File ▸ Open, Paste text, or Run a model", 120)
         self.name.setObjectName("SourceName")
         self.name.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.details = QLabel("")
+        self.details = ElidedLabel("", 120)
         self.details.setObjectName("Caption")
         self.run = QComboBox()
         self.run.setToolTip("Streams in this file")
@@ -60,9 +61,10 @@ class SourceBar(QFrame):
         names.setSpacing(0)
         names.addWidget(self.name)
         names.addWidget(self.details)
-        layout.addLayout(names)
+        for label in (self.name, self.details):
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        layout.addLayout(names, 1)
         layout.addWidget(self.run)
-        layout.addStretch(1)
         for badge in (self.ttfd, self.calls, self.finish, self.violations):
             layout.addWidget(badge)
         layout.addSpacing(8)
@@ -98,7 +100,8 @@ class SourceBar(QFrame):
         kind = {"trace": "trace", "fixture": "byte-prefix fixture", "text": "pasted text", "model": "live model run",
                 "capture": "capture"}.get(a.source.kind, a.source.kind)
         timing = "timed" if a.timed else "untimed"
-        self.details.setText(f"{kind} · format {a.source.format or '—'} · {a.step_count:,} {a.unit}s · {timing}")
+        steps = f"{a.step_count:,} tokens" if a.unit == "token" else f"{a.step_count:,} steps ({a.unit})"
+        self.details.setText(f"{kind} · format {a.source.format or '—'} · {steps} · {timing}")
         if a.finish_cause == RUNNING:
             _set_tone(self.finish, "generating…", "info")
             _set_tone(self.calls, f"{len(a.chunks)} chunks", "neutral")

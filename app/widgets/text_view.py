@@ -57,7 +57,7 @@ class TokenHighlighter(QSyntaxHighlighter):
             if end > start:
                 lo = max(start, block_start) - block_start
                 hi = min(end, block_end) - block_start
-                self.setFormat(lo, hi - lo, self._format(spans.kinds[position], spans.call_index[position], position % 2))
+                self.setFormat(lo, hi - lo, self._format(spans.display[position], spans.call_index[position], position % 2))
             position += 1
 
 

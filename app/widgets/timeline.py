@@ -156,8 +156,8 @@ class TimelineView(QWidget):
             bar = pg.PlotDataItem([start, max(end, start)], [LANE_Y[PARSE] - 0.36] * 2, pen=pg.mkPen(theme.qcolor(color, 170), width=4))
             self._add(bar)
             if len(lanes.calls) <= 24:
-                label = pg.TextItem(f"call {span.index} · {span.name or '…'}", color=color, anchor=(0, 0))
-                label.setPos(span.opened_x, LANE_Y[PARSE] - 0.38)
+                label = pg.TextItem(f"call {span.index} · {span.name or '…'}", color=color, anchor=(0, 0.85))
+                label.setPos(span.opened_x, LANE_Y[PARSE] + 0.2)
                 self._add(label)
         self._annotate_atomic()
         for key, lane in lanes.lanes.items():
@@ -168,7 +168,7 @@ class TimelineView(QWidget):
                 color = _color(key, kind)
                 xs = np.asarray(series.xs, dtype=float)
                 if kind in TICK_KINDS:
-                    height = 0.32 if key == TOKENS else 0.22
+                    height = 0.25 if key == TOKENS else 0.18
                     self._add(_ticks(xs, y, height, color))
                 else:
                     symbol, size = SYMBOLS.get(kind, ("o", 8))

@@ -20,7 +20,7 @@ from app.models.session import InspectorSession
 from app.widgets import theme
 from engine.analysis import Analysis
 from engine.inspector.live import RUNNING
-from engine.inspector.ttfd import TtfdCurves, TtfdPoint, ttfd_curves, ttfd_point
+from engine.inspector.ttfd import TtfdCurves, TtfdPoint, describe_first, ttfd_curves, ttfd_point
 
 
 def _stairs(xs: list[float], ys: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -74,7 +74,7 @@ class TtfdView(QWidget):
         _style_plot(self.plot)
         self.plot.getPlotItem().setLabel("left", "tool-call bytes delivered", color="#9aa4b2")
         self.plot.getPlotItem().setMouseEnabled(x=True, y=False)
-        self.legend = self.plot.getPlotItem().addLegend(offset=(10, 10), labelTextColor="#c7cdd6", brush=pg.mkBrush(theme.qcolor("#1d2026", 220)))
+        self.legend = self.plot.getPlotItem().addLegend(offset=(10, -40), labelTextColor="#c7cdd6", brush=pg.mkBrush(theme.qcolor("#1d2026", 220)))
         self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(theme.CURSOR, width=1.5))
         self.scatter_plot = pg.PlotWidget(background=theme.PANEL)
         _style_plot(self.scatter_plot)
@@ -124,9 +124,15 @@ class TtfdView(QWidget):
             item.plot(sx, sy, pen=pg.mkPen(color, width=2.2, style=style), name=f"{curve.label}")
             if curve.first.step is not None:
                 x = state.timebase.x_of_step(curve.first.step)
-                marker = pg.InfiniteLine(x, angle=90, pen=pg.mkPen(theme.qcolor(color, 140), width=1, style=Qt.PenStyle.DotLine),
-                                         label=f"first delta · {curve.label}", labelOpts={"color": color, "position": 0.92 if curve is curves.policy else 0.8, "anchors": [(0, 0), (0, 0)]})
+                marker = pg.InfiniteLine(x, angle=90, pen=pg.mkPen(theme.qcolor(color, 140), width=1, style=Qt.PenStyle.DotLine))
                 item.addItem(marker, ignoreBounds=True)
+                lo, hi = state.timebase.span
+                right = x > (lo + hi) / 2
+                text = f"{curve.label}: first delta {describe_first(curve.first, state.analysis.unit)}"
+                label = pg.TextItem(text, color=color, anchor=(1.02, 0) if right else (-0.02, 0))
+                top = max(curves.policy.total, curves.atomic.total, 1)
+                label.setPos(x, top * (1.0 if curve is curves.policy else 0.86))
+                item.addItem(label, ignoreBounds=True)
         item.addItem(self.cursor_line, ignoreBounds=True)
         self.show_cursor(state.cursor)
         item.enableAutoRange()

@@ -53,6 +53,8 @@ class RunSettings:
     sampler: SamplerSettings = field(default_factory=SamplerSettings)
     record: str | None = None
     name: str = "run"
+    #: A raw GBNF grammar used instead of the forced-call one (experiments, tests); ``force_tool`` is then ignored.
+    grammar: str | None = None
 
 
 @dataclass(slots=True)
@@ -75,14 +77,20 @@ class LiveRun:
         self.model = model
         self.settings = settings
         self.plan = plan_prompt(settings.messages, settings.tools, settings.format_id, settings.template, model.info)
-        self.grammar = build_tool_grammar(
-            self.plan.format_id,
-            settings.tools,
-            settings.force_tool,
-            max_calls=settings.max_calls,
-            content_chars=settings.content_chars,
+        self.grammar = (
+            None
+            if settings.grammar is not None
+            else build_tool_grammar(
+                self.plan.format_id,
+                settings.tools,
+                settings.force_tool,
+                max_calls=settings.max_calls,
+                content_chars=settings.content_chars,
+            )
         )
-        self._llama_grammar = compile_grammar(self.grammar.gbnf, model.llama) if self.grammar else None
+        gbnf = settings.grammar if settings.grammar is not None else (self.grammar.gbnf if self.grammar else None)
+        self._llama_grammar = compile_grammar(gbnf, model.llama) if gbnf else None
+        self.gbnf = gbnf
         self.prompt_tokens = tokenize_prompt(model, self.plan.prompt)
         # Fails now (PromptTooLong) rather than after the user pressed Run.
         self._check = Generation(model, self.prompt_tokens, settings.max_tokens, settings.sampler)
@@ -98,7 +106,7 @@ class LiveRun:
             "template_reason": self.plan.template_reason,
             "format_reason": self.plan.format_reason,
             "force_tool": s.force_tool,
-            "forced": self.grammar.describe() if self.grammar else None,
+            "forced": self.grammar.describe() if self.grammar else ("a custom grammar" if s.grammar else None),
             "sampler": s.sampler.to_json(),
             "max_tokens": s.max_tokens,
         }
@@ -122,7 +130,7 @@ class LiveRun:
                 "force_tool": s.force_tool,
                 "prompt": self.plan.prompt,
                 "prompt_tokens": len(self.prompt_tokens),
-                "grammar": self.grammar.gbnf if self.grammar else None,
+                "grammar": self.gbnf,
             },
         )
 

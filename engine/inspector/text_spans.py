@@ -11,6 +11,10 @@ without knowing the wire format:
 - ``content`` / ``reasoning``: the token grew that field;
 - ``held``: the token produced nothing yet (a partial marker, JSON punctuation
   the parser holds back, whitespace between calls).
+
+For display, a run of ``held`` tokens right before a token that opens a call,
+or right after a call's tokens, is tool-call markup (``<tool_call>``,
+``"}}``, ``</tool_call>``) and is shown as ``call`` (:attr:`TextSpans.display`).
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ class TextSpans:
         self._pieces: list[str] = []
         self.ends: list[int] = [0]  # character offset after each position (position 0: nothing yet)
         self.kinds: list[str] = [HELD]
+        self.display: list[str] = [HELD]  # kinds with tool-call markup runs relabelled as ``call``
         self.call_index: list[int | None] = [None]
         self._events_seen = 0
         self._events_by_step: dict[int, list] = {}
@@ -102,8 +107,7 @@ class TextSpans:
             if position < len(positions) and positions[position] == record.step:
                 self.ends.append(self.ends[-1] + len(piece))
                 kind, index = classify(self._events_by_step.get(record.step, []))
-                self.kinds.append(kind)
-                self.call_index.append(index)
+                self._append_kind(kind, index)
             else:  # a step that is not a position (duplicate number): fold into the last token
                 self.ends[-1] += len(piece)
         self._records_seen = len(records)
@@ -111,6 +115,22 @@ class TextSpans:
         if text:
             self._pieces.append(text)
         return text
+
+    def _append_kind(self, kind: str, index: int | None) -> None:
+        previous = self.display[-1]
+        display = kind
+        if kind == HELD and previous in (CALL, ARGUMENTS) and len(self.display) > 1:
+            display = CALL  # closing markup after a call's text
+            index = self.call_index[-1]
+        elif kind == CALL:
+            back = len(self.display) - 1
+            while back > 0 and self.kinds[back] == HELD and self.display[back] == HELD:
+                self.display[back] = CALL  # the opening marker the parser held back
+                self.call_index[back] = index
+                back -= 1
+        self.kinds.append(kind)
+        self.display.append(display)
+        self.call_index.append(index)
 
     def finish_text(self) -> str:
         """Flush an incomplete UTF-8 tail at the end of a finished stream (shown as U+FFFD)."""
@@ -132,7 +152,7 @@ class TextSpans:
     def span(self, position: int) -> TokenSpan:
         position = max(0, min(position, len(self.ends) - 1))
         start = self.ends[position - 1] if position > 0 else 0
-        return TokenSpan(position, start, self.ends[position], self.kinds[position], self.call_index[position])
+        return TokenSpan(position, start, self.ends[position], self.display[position], self.call_index[position])
 
     def cut(self, position: int) -> int:
         """Character offset where the text after ``position`` begins (the pane dims from here)."""
