@@ -59,8 +59,10 @@ def make_app(argv: list[str] | None = None) -> QApplication:
         app = QApplication(argv if argv is not None else [sys.argv[0]])
     app.setApplicationName("callscope")
     app.setOrganizationName("callscope")
-    app.setStyle("Fusion")
-    app.setStyleSheet(theme.style_sheet())
+    if app.property("callscope_styled") is None:  # re-applying a style sheet re-polishes every widget
+        app.setStyle("Fusion")
+        app.setStyleSheet(theme.style_sheet())
+        app.setProperty("callscope_styled", True)
     pg.setConfigOptions(antialias=True, foreground="#9aa4b2", background=theme.PANEL)
     return app  # type: ignore[return-value]
 

@@ -76,6 +76,9 @@ def summary_text(analysis: Analysis) -> str:
         + f", format {src.format or '-'}, policy {src.policy}, {analysis.step_count} {analysis.unit} steps"
         + ("" if analysis.timed else " (untimed)"),
     ]
+    description = src.extra.get("description")
+    if description:
+        lines.append(f"  {description}")
     if analysis.calls:
         lines.append("calls:")
         for call in analysis.calls:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import socket
 import ssl
 import subprocess
@@ -32,6 +33,7 @@ from engine.replay_text import analyze_text
 from engine.report import report_json
 from engine.trace import read_trace
 from engine.wire import sse_line
+from tests.schema import validate_report
 from tests.sse_server import (
     ARGS,
     DONE,
@@ -265,6 +267,8 @@ def test_close_mid_stream_keeps_what_was_received(server, tmp_path):
     assert "mid-stream" in analysis.violations[0].detail
     trace = read_trace(tmp_path / "abort.jsonl")
     assert trace.end.cause == "error" and len(trace.lines) == 4  # 3 received + the note saying why it ended
+    [replayed] = load_analyses(tmp_path / "abort.jsonl")
+    assert replayed.truncated and replayed.violations == analysis.violations
 
 
 def test_stall_past_the_read_timeout_ends_promptly(server):
@@ -306,6 +310,8 @@ def test_stop_keeps_the_partial_capture(server):
 
 @pytest.fixture(scope="module")
 def tls_server(tmp_path_factory):
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a self-signed certificate")
     folder = tmp_path_factory.mktemp("tls")
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(
@@ -374,6 +380,7 @@ def test_cli_reports_and_records_and_replays_the_same(server, tmp_path, capsys, 
     for text in (live.out, live.err, out.read_text()):
         assert "sk-very-secret" not in text
     report = json.loads(live.out)
+    validate_report(report)
     run = report["runs"][0]
     assert run["source"]["kind"] == "capture" and run["unit"] == "chunk"
     assert [v["rule"] for v in run["violations"]] == ["name-repeated"]

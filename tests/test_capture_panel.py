@@ -10,22 +10,21 @@ import asyncio
 import json
 
 import pytest
+import qasync
 
-qasync = pytest.importorskip("qasync")
-
-from app.capture_panel import (  # noqa: E402
+from app.capture_panel import (
     DEFAULT_BODY,
     CaptureController,
     CaptureDialog,
     CaptureValues,
     request_from_values,
 )
-from app.models.session import InspectorSession  # noqa: E402
-from engine.capture import CaptureRequest, endpoint_url  # noqa: E402
-from engine.capture.request import RequestError  # noqa: E402
-from engine.inspector.live import RUNNING  # noqa: E402
-from engine.replay import load_analyses  # noqa: E402
-from tests.sse_server import DONE, FINISH_TOOLS, ROLE, RULE_STREAMS, CannedServer, Scenario, chunk, tool  # noqa: E402
+from app.models.session import InspectorSession
+from engine.capture import CaptureRequest, endpoint_url
+from engine.capture.request import RequestError
+from engine.inspector.live import RUNNING
+from engine.replay import load_analyses
+from tests.sse_server import DONE, FINISH_TOOLS, ROLE, RULE_STREAMS, CannedServer, Scenario, chunk, tool
 
 pytestmark = pytest.mark.gui
 BODY = {"messages": [{"role": "user", "content": "weather?"}], "stream": True}
@@ -44,8 +43,11 @@ def qloop(qapp):
     loop = qasync.QEventLoop(qapp, already_running=True)
     asyncio.set_event_loop(loop)
     yield loop
-    loop.stop()
-    asyncio.events._set_running_loop(None)  # already_running registered it; leave the thread clean
+    # qasync's stop() would also call QApplication.exit(), which breaks every later nested event loop
+    # (pytest-qt's waits); mark the loop stopped, unregister it, and close it.
+    assert loop.is_running()
+    loop._QEventLoop__is_running = False
+    asyncio.events._set_running_loop(None)
     asyncio.set_event_loop(None)
     loop.close()
 

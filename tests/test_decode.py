@@ -6,6 +6,7 @@ call is 20-100 tokens). Times are checked for order, never for speed.
 
 from __future__ import annotations
 
+import itertools
 import json
 import struct
 import threading
@@ -42,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 WEATHER = load_tools(ROOT / "resources" / "tools" / "weather.json")
 BOTH = load_tools(ROOT / "resources" / "tools" / "default.json")
 SHORT = [{"role": "user", "content": "Weather in Paris?"}]
+LONG = "root ::= [a-z ]{400}"  # a generation that cannot end early
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +52,14 @@ def model():
 
 
 def settings(**overrides) -> RunSettings:
-    base = dict(messages=SHORT, tools=WEATHER, format_id="hermes", max_calls=1, content_chars=16, max_tokens=120)
+    base = {
+        "messages": SHORT,
+        "tools": WEATHER,
+        "format_id": "hermes",
+        "max_calls": 1,
+        "content_chars": 16,
+        "max_tokens": 160,
+    }
     base.update(overrides)
     return RunSettings(**base)
 
@@ -81,7 +90,7 @@ def test_a_forced_call_streams_and_reconstructs_in_each_format(model, format_id)
     assert len(tool_deltas(analysis)) > 1  # streamed, not one chunk at the end
     # per-token times: measured, strictly increasing, the first one is the time to first token
     times = [s.ms for s in analysis.steps]
-    assert all(b > a for a, b in zip(times, times[1:]))
+    assert all(b > a for a, b in itertools.pairwise(times))
     assert times[0] == stats.ttft_ms > 0
     assert analysis.ttfd_streaming.ms < analysis.ttfd_atomic.ms == times[-1]
     # the bytes are the whole-prefix detokenization, control markers included
@@ -91,7 +100,9 @@ def test_a_forced_call_streams_and_reconstructs_in_each_format(model, format_id)
 
 
 def test_parallel_calls_keep_their_own_index(model):
-    live = LiveRun(model, settings(tools=BOTH, messages=default_messages(), max_calls=2, content_chars=0, max_tokens=200))
+    live = LiveRun(
+        model, settings(tools=BOTH, messages=default_messages(), min_calls=2, max_calls=2, content_chars=0, max_tokens=240)
+    )
     analysis = live.run().analysis
     assert analysis.finish_reason == "tool_calls"
     assert [c.index for c in analysis.calls] == list(range(len(analysis.calls))) and len(analysis.calls) == 2
@@ -142,7 +153,7 @@ def test_cancel_from_the_token_callback_stops_at_once(model, tmp_path):
         if step.index == 5:
             stop.set()
 
-    result = LiveRun(model, settings(force_tool="off", max_tokens=60, record=str(record))).run(stop, on_token)
+    result = LiveRun(model, settings(grammar=LONG, max_tokens=60, record=str(record))).run(stop, on_token)
     assert result.stats.cause == "cancelled" and result.stats.tokens == 5
     assert result.analysis.finish_cause == "cancelled"
     assert read_trace(record).end.cause == "cancelled"
@@ -166,7 +177,7 @@ def test_cancel_from_another_thread_stops_within_one_token(model):
 
     thread = threading.Thread(target=canceller)
     thread.start()
-    result = LiveRun(model, settings(force_tool="off", max_tokens=80)).run(stop, on_token)
+    result = LiveRun(model, settings(grammar=LONG, max_tokens=80)).run(stop, on_token)
     thread.join()
     assert result.stats.cause == "cancelled"
     assert result.stats.tokens <= at_stop[0] + 1
@@ -261,10 +272,10 @@ def test_unknown_forced_tool_and_too_long_prompt_are_typed(model):
 
 def test_max_tokens_is_capped_by_the_context(model):
     small = load_model(n_ctx=160)
-    live = LiveRun(small, settings(force_tool="off", max_tokens=10_000, tools=None, format_id="emulated"))
+    live = LiveRun(small, settings(grammar=LONG, max_tokens=10_000, tools=None, format_id="emulated"))
     result = live.run()
-    assert result.stats.cause in ("length", "stop")
-    assert len(live.prompt_tokens) + result.stats.tokens <= 160
+    assert result.stats.cause == "length"
+    assert len(live.prompt_tokens) + result.stats.tokens == 160
 
 
 def cli(capsys, *argv):
@@ -288,7 +299,16 @@ def cli(capsys, *argv):
 )
 def test_run_bad_input_is_one_line_and_exit_2(capsys, tmp_path, args, message):
     (tmp_path / "text.gguf").write_text("hello")
-    (tmp_path / "tools.json").write_text(json.dumps([{"type": "function", "function": {"name": "w", "parameters": {"type": "object", "properties": {"city": "string"}}}}]))
+    (tmp_path / "tools.json").write_text(
+        json.dumps(
+            [
+                {
+                    "type": "function",
+                    "function": {"name": "w", "parameters": {"type": "object", "properties": {"city": "string"}}},
+                }
+            ]
+        )
+    )
     (tmp_path / "bad.jinja").write_text("ok\n{{ x }\n")
     names = {
         "MISSING": tmp_path / "missing.gguf",
@@ -297,7 +317,7 @@ def test_run_bad_input_is_one_line_and_exit_2(capsys, tmp_path, args, message):
         "BADTOOLS": tmp_path / "tools.json",
         "BADTEMPLATE": tmp_path / "bad.jinja",
     }
-    code, out, err = cli(capsys, "run", *[names.get(a, a) for a in args])
+    code, _out, err = cli(capsys, "run", *[names.get(a, a) for a in args])
     assert code == 2, err
     assert err.count("\n") == 1 and err.startswith("callscope run: ") and message in err
 
@@ -308,7 +328,18 @@ def test_run_bad_input_is_one_line_and_exit_2(capsys, tmp_path, args, message):
 def test_run_json_report_validates_and_names_the_model(capsys, tmp_path):
     record = tmp_path / "cli.jsonl"
     code, out, err = cli(
-        capsys, "run", "--format", "emulated", "--max-calls", "1", "--max-tokens", "90", "--record", record, "--json", "--chunks"
+        capsys,
+        "run",
+        "--format",
+        "emulated",
+        "--max-calls",
+        "1",
+        "--max-tokens",
+        "160",
+        "--record",
+        record,
+        "--json",
+        "--chunks",
     )
     assert code == 0, err
     doc = json.loads(out)
@@ -325,7 +356,7 @@ def test_run_json_report_validates_and_names_the_model(capsys, tmp_path):
 
 
 def test_run_human_summary_shows_model_template_and_timing(capsys):
-    code, out, err = cli(capsys, "run", "--format", "llama3_json", "--max-calls", "1", "--max-tokens", "80")
+    code, out, err = cli(capsys, "run", "--format", "llama3_json", "--max-calls", "1", "--max-tokens", "160")
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("model: ") and "93.8 MB" in lines[0] and "loaded in" in lines[0]
@@ -349,7 +380,9 @@ def test_the_loop_alone_with_a_plain_analyzer(model):
     """Generation is usable without LiveRun (the GUI worker's building block)."""
     prompt = tokenize_prompt(model, "<|im_start|>user\nSay TOOL_CALL<|im_end|>\n<|im_start|>assistant\n")
     grammar = compile_grammar('root ::= "TOOL_CALL {\\"name\\": \\"x\\", \\"arguments\\": {\\"a\\": 1}}"', model.llama)
-    analyzer = Analyzer("loop", SourceInfo("model", None, "emulated", "incremental"), "token", True, make_parser("emulated"))
+    analyzer = Analyzer(
+        "loop", SourceInfo("model", None, "emulated", "incremental"), "token", True, make_parser("emulated")
+    )
     generation = Generation(model, prompt, 64, SamplerSettings(seed=1), grammar)
     for step in generation:
         analyzer.feed_bytes(step.data, step.ms, (step.token,))

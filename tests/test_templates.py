@@ -40,7 +40,11 @@ HISTORY = [
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {"id": "abcdefghi", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+            {
+                "id": "abcdefghi",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            }
         ],
     },
     {"role": "tool", "tool_call_id": "abcdefghi", "content": "18 C and sunny"},
@@ -104,7 +108,10 @@ def test_builtin_templates_declare_their_format_and_render_history(format_id):
     "format_id, call_text",
     [
         ("hermes", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'),
-        ("qwen3_coder", "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"),
+        (
+            "qwen3_coder",
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+        ),
         ("llama3_json", '{"name": "get_weather", "parameters": {"city": "Paris"}}'),
         ("mistral", '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "abcdefghi"}]'),
         ("emulated", 'TOOL_CALL {"name": "get_weather", "arguments": {"city": "Paris"}}'),
@@ -113,7 +120,10 @@ def test_builtin_templates_declare_their_format_and_render_history(format_id):
             "deepseek_v31",
             '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
         ),
-        ("gpt_oss", '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>'),
+        (
+            "gpt_oss",
+            '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+        ),
     ],
 )
 def test_builtin_templates_write_past_calls_in_their_wire_syntax(format_id, call_text):
@@ -176,14 +186,19 @@ def test_deepseek_v3_1_takes_string_arguments_verbatim():
     prompt = render_file("deepseek_v3_1.jinja")
     assert '<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜>' in prompt
     assert prompt.endswith("<｜tool▁output▁begin｜>18 C and sunny<｜tool▁output▁end｜>")
-    assert render_file("deepseek_v3_1.jinja", messages=HISTORY[:2]).endswith("<｜User｜>Weather in Paris?<｜Assistant｜></think>")
+    assert render_file("deepseek_v3_1.jinja", messages=HISTORY[:2]).endswith(
+        "<｜User｜>Weather in Paris?<｜Assistant｜></think>"
+    )
 
 
 def test_gpt_oss_renders_typescript_namespace_and_harmony_calls():
     prompt = render_file("gpt_oss.jinja")
     assert "namespace functions {" in prompt
     assert 'unit?: "celsius" | "fahrenheit",' in prompt
-    assert '<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}<|call|>' in prompt
+    assert (
+        '<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}<|call|>'
+        in prompt
+    )
     assert prompt.endswith("<|start|>assistant")
 
 
@@ -237,7 +252,9 @@ def test_errors_name_the_template_and_line():
         template.render(HISTORY[:2])
     assert str(info.value).endswith("raises.jinja:3: raise_exception: System role not supported")
     with pytest.raises(TemplateError) as info:
-        render_source("line one\n{{ messages[0].content.upper() }}\n{{ undefined_thing.attr }}", messages=[{"content": "a"}])
+        render_source(
+            "line one\n{{ messages[0].content.upper() }}\n{{ undefined_thing.attr }}", messages=[{"content": "a"}]
+        )
     assert info.value.line == 3 and "UndefinedError" in str(info.value)
 
 
@@ -252,7 +269,9 @@ def test_a_tokenizer_config_json_is_accepted_as_a_template(tmp_path):
     config.write_text(json.dumps({"bos_token": None, "chat_template": source}))
     assert load_template_file(config).source == source
     multi = tmp_path / "multi.json"
-    multi.write_text(json.dumps({"chat_template": [{"name": "default", "template": "x"}, {"name": "tool_use", "template": source}]}))
+    multi.write_text(
+        json.dumps({"chat_template": [{"name": "default", "template": "x"}, {"name": "tool_use", "template": source}]})
+    )
     assert load_template_file(multi).source == source
 
 
@@ -310,8 +329,10 @@ def test_a_given_template_wins_and_is_detected():
         ("[]", "$: expected at least one message"),
         ('[{"role": "robot", "content": "x"}]', "$[0].role"),
         ('[{"role": "user", "content": 5}]', "$[0].content"),
-        ('{"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [{"function": {}}]}]}',
-         "$.messages[1].tool_calls[0].function.name"),
+        (
+            '{"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [{"function": {}}]}]}',
+            "$.messages[1].tool_calls[0].function.name",
+        ),
         ('{"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]}', "$.tools[0].function"),
     ],
 )
@@ -340,7 +361,9 @@ def test_force_tool_choices():
         forced_tools("any", [])
 
 
-@pytest.mark.parametrize("format_id", ["hermes", "qwen3_coder", "llama3_json", "mistral", "emulated", "generic", "deepseek_v31", "gpt_oss"])
+@pytest.mark.parametrize(
+    "format_id", ["hermes", "qwen3_coder", "llama3_json", "mistral", "emulated", "generic", "deepseek_v31", "gpt_oss"]
+)
 def test_grammars_spell_the_wire_syntax(format_id):
     grammar = build_tool_grammar(format_id, TOOLS, "get_weather", max_calls=2, content_chars=20)
     assert grammar.tool_names == ("get_weather",)
@@ -362,7 +385,17 @@ def test_grammars_spell_the_wire_syntax(format_id):
 
 def test_gbnf_literals_escape_and_schemas_are_bounded():
     assert lit('a"b\\c\nd') == '"a\\"b\\\\c\\nd"'
-    tight = tighten({"type": "object", "properties": {"s": {"type": "string"}, "a": {"type": "array", "items": {"type": "string"}}, "o": {"type": "object"}}}, 10)
+    tight = tighten(
+        {
+            "type": "object",
+            "properties": {
+                "s": {"type": "string"},
+                "a": {"type": "array", "items": {"type": "string"}},
+                "o": {"type": "object"},
+            },
+        },
+        10,
+    )
     assert tight["properties"]["s"]["maxLength"] == 10
     assert tight["properties"]["a"]["maxItems"] == 3 and tight["properties"]["a"]["items"]["maxLength"] == 10
     assert tight["properties"]["o"]["additionalProperties"] is False
@@ -430,6 +463,6 @@ def test_prompt_bad_input_is_one_line_and_exit_2(capsys, tmp_path, args, message
         elif a.endswith(".jinja"):
             a = TEMPLATES / a
         argv.append(a)
-    code, out, err = cli(capsys, "prompt", *argv)
+    code, _out, err = cli(capsys, "prompt", *argv)
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("callscope prompt: ") and message in err

@@ -25,7 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Render messages + tools with a chat template (--template FILE, or the GGUF's own from --model, "
         "or the packaged model's) and print the prompt and the wire format detected from the template's markers.",
     )
-    p.add_argument("--model", metavar="PATH", help="read the chat template and special tokens from this GGUF's metadata")
+    p.add_argument(
+        "--model", metavar="PATH", help="read the chat template and special tokens from this GGUF's metadata"
+    )
     add_request_options(p)
     p.add_argument("--json", action="store_true", help='print {"format": ..., "prompt": ...} (plus the reasons)')
     p.set_defaults(handler=run)

@@ -34,11 +34,17 @@ _DEFAULT_SAMPLER = SamplerSettings()
 
 def add_request_options(p: argparse.ArgumentParser) -> None:
     """Options ``run`` and ``prompt`` share: what to render and with which template/format."""
-    p.add_argument("--format", default=AUTO, help=f"wire format: auto (detect from the template) | {' | '.join(FORMAT_IDS)}")
+    p.add_argument(
+        "--format", default=AUTO, help=f"wire format: auto (detect from the template) | {' | '.join(FORMAT_IDS)}"
+    )
     p.add_argument("--template", metavar="FILE", help="render with this Jinja chat template (or tokenizer_config.json)")
     p.add_argument("--prompt", help="the user message (default: a question that asks for the sample tools)")
-    p.add_argument("--messages", metavar="FILE", help="JSON messages array, or a chat request body with messages (+tools)")
-    p.add_argument("--tools", metavar="FILE", help=f"OpenAI tools array (default: {DEFAULT_TOOLS.relative_to(RESOURCES.parent)})")
+    p.add_argument(
+        "--messages", metavar="FILE", help="JSON messages array, or a chat request body with messages (+tools)"
+    )
+    p.add_argument(
+        "--tools", metavar="FILE", help=f"OpenAI tools array (default: {DEFAULT_TOOLS.relative_to(RESOURCES.parent)})"
+    )
 
 
 def read_request(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
@@ -100,7 +106,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-calls", type=int, default=2, help="at most this many forced calls (default 2)")
     add_policy_option(p)
     p.add_argument("--max-tokens", type=int, default=256, help="stop after N tokens (default 256)")
-    p.add_argument("--seed", type=int, default=_DEFAULT_SAMPLER.seed, help=f"sampling seed (default {_DEFAULT_SAMPLER.seed})")
+    p.add_argument(
+        "--seed", type=int, default=_DEFAULT_SAMPLER.seed, help=f"sampling seed (default {_DEFAULT_SAMPLER.seed})"
+    )
     p.add_argument("--temp", type=float, default=_DEFAULT_SAMPLER.temperature, help="sampling temperature")
     p.add_argument("--ctx", type=int, metavar="N", help="context window in tokens (default: min(4096, the model's))")
     p.add_argument("--record", metavar="OUT", help="write the run as a callscope.trace/1 trace (replay reproduces it)")

@@ -17,7 +17,7 @@ import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 import httpx
@@ -107,7 +107,9 @@ class StreamCapture:
     async def run(self) -> CaptureResult:
         self._task = asyncio.current_task()
         try:
-            if not self._stopping:
+            if self._stopping:  # stopped before it began
+                self.result.cancelled = True
+            else:
                 await self._stream()
         except asyncio.CancelledError:
             self._mark_end(cancelled=True)
@@ -177,34 +179,39 @@ class StreamCapture:
         sink = self.on_lines
         pending = b""
         ms = 0.0
-        async for data in response.aiter_bytes():
-            ms = (monotonic() - started) * 1000.0
-            if pending:
-                data = pending + data
-            parts = data.split(b"\n")
-            pending = parts.pop()
-            if not parts:
-                continue
-            first = len(lines)
-            crlf = b"\r" in data
-            try:
-                for raw in parts:
-                    if crlf:
+        async with _EarlyEnd() as end:
+            async for data in response.aiter_bytes():
+                if end.requested:
+                    continue
+                ms = (monotonic() - started) * 1000.0
+                if pending:
+                    data = pending + data
+                parts = data.split(b"\n")
+                pending = parts.pop()
+                if not parts:
+                    continue
+                first = len(lines)
+                crlf = b"\r" in data
+                try:
+                    for raw in parts:
+                        if crlf:
+                            raw = raw.rstrip(b"\r")
+                        if raw:  # blank lines separate events
+                            append((ms, raw.decode()))
+                except UnicodeDecodeError:
+                    del lines[first:]
+                    for raw in parts:
                         raw = raw.rstrip(b"\r")
-                    if raw:  # blank lines separate events
-                        append((ms, raw.decode()))
-            except UnicodeDecodeError:
-                del lines[first:]
-                for raw in parts:
-                    raw = raw.rstrip(b"\r")
-                    if raw:
-                        append((ms, raw.decode("utf-8", "replace")))
-            done = b"[DONE]" in data and _cut_at_done(lines, first)
-            if sink is not None and len(lines) > first:
-                sink(lines[first:])
-            if done:
-                result.done = True
-                return
+                        if raw:
+                            append((ms, raw.decode("utf-8", "replace")))
+                done = b"[DONE]" in data and _cut_at_done(lines, first)
+                if sink is not None and len(lines) > first:
+                    sink(lines[first:])
+                if done:
+                    result.done = True
+                    end.request()  # [DONE] ends the stream, whatever the server does next
+        if end.requested:
+            return
         tail = pending.rstrip(b"\r")
         if tail:  # a last line without its newline
             fresh = [(ms, tail.decode("utf-8", "replace"))]
@@ -212,6 +219,42 @@ class StreamCapture:
             result.done = is_done_line(fresh[0][1])
             if sink is not None:
                 sink(fresh)
+
+
+class _EarlyEnd:
+    """Stop reading a response body early without abandoning httpx's async generators.
+
+    Breaking out of ``async for ... in response.aiter_bytes()`` leaves httpx's
+    and httpcore's generators suspended; they are finalised later in another
+    task, where their clean-up fails (anyio: "cancel scope in a different
+    task"). Instead, :meth:`request` cancels the pending read in this task, so
+    the cancellation unwinds every generator where it stands, and the context
+    manager swallows that one cancellation.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._timeout: asyncio.Timeout | None = None
+
+    async def __aenter__(self) -> Self:
+        self._timeout = asyncio.timeout(None)
+        await self._timeout.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> bool:
+        assert self._timeout is not None
+        try:
+            await self._timeout.__aexit__(*exc_info)
+        except TimeoutError:
+            if self.requested:
+                return True
+            raise
+        return False
+
+    def request(self) -> None:
+        if not self.requested and self._timeout is not None:
+            self.requested = True
+            self._timeout.reschedule(asyncio.get_running_loop().time())
 
 
 def _cut_at_done(lines: list[Line], first: int) -> bool:
@@ -245,10 +288,12 @@ async def _read_some(response: httpx.Response) -> bytes:
     """The first part of a body (error pages, JSON answers): enough for a message, bounded."""
     data = b""
     try:
-        async for piece in response.aiter_bytes():
-            data += piece
-            if len(data) >= _BODY_READ_LIMIT:
-                break
+        async with _EarlyEnd() as end:
+            async for piece in response.aiter_bytes():
+                if not end.requested:
+                    data += piece
+                    if len(data) >= _BODY_READ_LIMIT:
+                        end.request()
     except httpx.HTTPError:
         pass
     return data

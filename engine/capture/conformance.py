@@ -147,7 +147,6 @@ class CaptureAnalyzer:
         self.finish_step: StepTime = StepTime()
         self.done_step: int | None = None
         self._index_missing_reported = False
-        self._reported: set[str] = set()
         self._finished: Analysis | None = None
 
     # ------------------------------------------------------------ feeding
@@ -317,14 +316,15 @@ class CaptureAnalyzer:
         arguments is ``id-repeated``/``name-repeated``; the same arguments again are ``duplicated-arguments``.)"""
         if not call.length or (call_id is None and name is None):
             return False
+        other_id = call_id is not None and call.id is not None and call_id != call.id
+        other_name = name is not None and call.name is not None and name != call.name
+        opens = name is not None and arguments.lstrip()[:1] in ("{", "[")
+        if not (other_id or other_name or opens):
+            return False  # the usual case, kept cheap: no join, no JSON parse per fragment
         sent = call.arguments()
-        fresh = arguments.lstrip().startswith(("{", "[")) and not sent.startswith(arguments) and not arguments.startswith(sent)
-        new_header = (
-            (call_id is not None and call.id is not None and call_id != call.id)
-            or (name is not None and call.name is not None and name != call.name)
-            or (name is not None and fresh)
-        )
-        if not new_header or not _is_json(sent):
+        if not (other_id or other_name) and (sent.startswith(arguments) or arguments.startswith(sent)):
+            return False  # the same arguments again: duplicated-arguments, not a second call
+        if not _is_json(sent):
             return False
         call.corrupted = True
         what = f"id {call_id!r}" if call_id is not None and call_id != call.id else f"name {name!r}"

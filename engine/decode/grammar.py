@@ -26,7 +26,16 @@ OFF = "off"
 ANY = "any"
 
 #: Formats a call can be forced in.
-FORCEABLE_FORMATS = ("hermes", "qwen3_coder", "llama3_json", "mistral", "emulated", "generic", "deepseek_v31", "gpt_oss")
+FORCEABLE_FORMATS = (
+    "hermes",
+    "qwen3_coder",
+    "llama3_json",
+    "mistral",
+    "emulated",
+    "generic",
+    "deepseek_v31",
+    "gpt_oss",
+)
 #: Formats whose wire syntax has free content before the calls.
 _CONTENT_FORMATS = ("hermes", "qwen3_coder", "mistral", "emulated", "deepseek_v31")
 #: Formats that carry exactly one call per turn.
@@ -43,12 +52,18 @@ class ForcedGrammar:
     gbnf: str
     format_id: str
     tool_names: tuple[str, ...]
+    min_calls: int
     max_calls: int
     content_chars: int
 
     def describe(self) -> str:
         which = self.tool_names[0] if len(self.tool_names) == 1 else "any of " + ", ".join(self.tool_names)
-        calls = "one call" if self.max_calls == 1 else f"1-{self.max_calls} calls"
+        if self.max_calls == 1:
+            calls = "one call"
+        elif self.min_calls == self.max_calls:
+            calls = f"{self.max_calls} calls"
+        else:
+            calls = f"{self.min_calls}-{self.max_calls} calls"
         return f"{calls} to {which} in {self.format_id} syntax"
 
 
@@ -64,7 +79,9 @@ def forced_tools(force: str, tools: list[dict[str, Any]] | None) -> list[dict[st
     named = [t for t in tools if _fn(t).get("name") == force]
     if not named:
         names = ", ".join(str(_fn(t).get("name")) for t in tools)
-        raise ToolChoiceError(f"--force-tool {force!r}: no such tool in the request; its tools are: {names} (or any, off)")
+        raise ToolChoiceError(
+            f"--force-tool {force!r}: no such tool in the request; its tools are: {names} (or any, off)"
+        )
     return named
 
 
@@ -75,27 +92,30 @@ def build_tool_grammar(
     max_calls: int = 1,
     content_chars: int = 0,
     max_string: int = 24,
+    min_calls: int = 1,
 ) -> ForcedGrammar | None:
     """The GBNF forcing calls to the tools ``force`` allows, in ``format_id``; None for ``--force-tool off``."""
     allowed = forced_tools(force, tools)
     if allowed is None:
         return None
     if format_id not in FORCEABLE_FORMATS:
-        raise GrammarError(f"cannot force a tool call in format {format_id!r}; forceable: {', '.join(FORCEABLE_FORMATS)}")
-    if max_calls < 1:
-        raise GrammarError("max_calls must be at least 1")
+        raise GrammarError(
+            f"cannot force a tool call in format {format_id!r}; forceable: {', '.join(FORCEABLE_FORMATS)}"
+        )
+    if not 1 <= min_calls <= max_calls:
+        raise GrammarError(f"need 1 <= min_calls <= max_calls, got {min_calls} and {max_calls}")
     if format_id in _SINGLE_CALL_FORMATS:
-        max_calls = 1
+        min_calls = max_calls = 1
     if format_id not in _CONTENT_FORMATS:
         content_chars = 0
     builder = _Builder(max_string)
     call_rules = [builder.call_rule(format_id, i, tool) for i, tool in enumerate(allowed)]
     builder.rules["call"] = " | ".join(call_rules)
-    builder.rules["root"] = _root(format_id, max_calls, content_chars)
+    builder.rules["root"] = _root(format_id, min_calls, max_calls, content_chars)
     if content_chars > 0:
-        builder.rules["content"] = f"[A-Z] [a-z ,.']{{0,{max(0, content_chars - 1)}}} \"\\n\""
+        builder.rules["content"] = f'[A-Z] [a-z ,.\']{{0,{max(0, content_chars - 1)}}} "\\n"'
     names = tuple(str(_fn(t)["name"]) for t in allowed)
-    return ForcedGrammar(builder.text(), format_id, names, max_calls, content_chars)
+    return ForcedGrammar(builder.text(), format_id, names, min_calls, max_calls, content_chars)
 
 
 def _fn(tool: dict[str, Any]) -> dict[str, Any]:
@@ -124,21 +144,21 @@ def lit(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _root(format_id: str, max_calls: int, content_chars: int) -> str:
+def _root(format_id: str, min_calls: int, max_calls: int, content_chars: int) -> str:
     content = "content? " if content_chars > 0 else ""
-    more = max_calls - 1
+    more = f"{{{min_calls - 1},{max_calls - 1}}}"
     if format_id == "mistral":
-        calls = f'"[TOOL_CALLS][" call ("," space call){{0,{more}}} "]"'
+        calls = f'"[TOOL_CALLS][" call ("," space call){more} "]"'
     elif format_id == "generic":
-        calls = f'"{{\\"tool_calls\\": [" call ("," space call){{0,{more}}} "]}}"'
+        calls = f'"{{\\"tool_calls\\": [" call ("," space call){more} "]}}"'
     elif format_id == "deepseek_v31":
-        calls = f'"<｜tool▁calls▁begin｜>" call (call){{0,{more}}} "<｜tool▁calls▁end｜>"'
+        calls = f'"<｜tool▁calls▁begin｜>" call (call){more} "<｜tool▁calls▁end｜>"'
     elif format_id == "llama3_json":
-        calls = f'call (";" space call){{0,{more}}}'
+        calls = f'call (";" space call){more}'
     elif format_id == "gpt_oss":
         calls = "call"
     else:  # hermes, qwen3_coder, emulated: one block per call, newline-separated
-        calls = f'call ("\\n" call){{0,{more}}}'
+        calls = f'call ("\\n" call){more}'
     return content + calls
 
 
@@ -153,7 +173,7 @@ class _Builder:
         self.rules: dict[str, str] = {}
 
     def text(self) -> str:
-        rules = dict(self.converter._rules)  # noqa: SLF001 - the converter exposes no other accessor
+        rules = dict(self.converter._rules)
         if "char" in rules:
             rules["char"] = _JSON_CHAR
         rules.setdefault("space", '" "?')
@@ -165,12 +185,14 @@ class _Builder:
         try:
             rule = self.converter.visit(tighten(schema, self.max_string), f"t{index}-args")
             # no optional space after the arguments object: raw-body formats would keep it in the arguments
-            body = self.converter._rules.get(rule, "")  # noqa: SLF001
+            body = self.converter._rules.get(rule, "")
             if body.endswith(' "}" space'):
-                self.converter._rules[rule] = body[: -len(" space")]  # noqa: SLF001
+                self.converter._rules[rule] = body[: -len(" space")]
             return rule
         except (AssertionError, KeyError, ValueError, TypeError, NotImplementedError) as exc:
-            raise GrammarError(f"tool {_fn(tool).get('name')!r}: cannot turn its parameters into a grammar ({exc})") from None
+            raise GrammarError(
+                f"tool {_fn(tool).get('name')!r}: cannot turn its parameters into a grammar ({exc})"
+            ) from None
 
     def call_rule(self, format_id: str, index: int, tool: dict[str, Any]) -> str:
         name = str(_fn(tool)["name"])
@@ -206,10 +228,10 @@ class _Builder:
         parts = []
         for key in required + optional:
             value = self._xml_value(index, key, props[key])
-            block = f'{lit(f"<parameter={key}>" + chr(10))} {value} {lit(chr(10) + "</parameter>" + chr(10))}'
+            block = f"{lit(f'<parameter={key}>' + chr(10))} {value} {lit(chr(10) + '</parameter>' + chr(10))}"
             parts.append(block if key in required else f"({block})?")
         body = " ".join(parts) if parts else ""
-        return f'{lit(f"<tool_call>{chr(10)}<function={name}>{chr(10)}")} {body} {lit("</function>" + chr(10) + "</tool_call>")}'
+        return f"{lit(f'<tool_call>{chr(10)}<function={name}>{chr(10)}')} {body} {lit('</function>' + chr(10) + '</tool_call>')}"
 
     def _xml_value(self, index: int, key: str, spec: dict[str, Any]) -> str:
         kind = spec.get("type")
@@ -267,7 +289,7 @@ def compile_grammar(gbnf: str, llama: Any) -> Any:
     import llama_cpp
     from llama_cpp import LlamaGrammar
 
-    sampler = llama_cpp.llama_sampler_init_grammar(llama._model.vocab, gbnf.encode("utf-8"), b"root")  # noqa: SLF001
+    sampler = llama_cpp.llama_sampler_init_grammar(llama._model.vocab, gbnf.encode("utf-8"), b"root")
     if not sampler:
         raise GrammarError("llama.cpp rejected the forced-call grammar (see the parse error above)")
     llama_cpp.llama_sampler_free(sampler)

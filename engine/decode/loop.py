@@ -38,7 +38,7 @@ class SamplerSettings:
     top_p: float = 0.95
     min_p: float = 0.05
     repeat_penalty: float = 1.0
-    seed: int = 7
+    seed: int = 1  # the demo seed: SmolLM2 calls both sample tools with it
 
     def generate_kwargs(self) -> dict[str, Any]:
         return {
@@ -106,7 +106,7 @@ class _PrefixDetokenizer:
         import llama_cpp
 
         self._llama_cpp = llama_cpp
-        self._vocab = llama._model.vocab  # noqa: SLF001 - the public detokenize pads pieces to 32 bytes
+        self._vocab = llama._model.vocab
         self._tokens = (llama_cpp.llama_token * max(capacity, 1))()
         self._n = 0
         self._buf_size = 4096
@@ -190,7 +190,7 @@ class Generation:
         import llama_cpp
 
         llama = model_llama = self.model.llama
-        vocab = model_llama._model.vocab  # noqa: SLF001
+        vocab = model_llama._model.vocab
         is_eog = llama_cpp.llama_vocab_is_eog
         stats = self.stats
         start = self.start if self.start is not None else time.monotonic()

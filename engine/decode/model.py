@@ -311,4 +311,6 @@ def load_model(
     except (ValueError, RuntimeError, OSError, MemoryError) as exc:
         raise ModelLoadFailed(info.path, f"llama.cpp could not load it ({exc})") from None
     load_ms = (time.monotonic() - start) * 1000.0
-    return LoadedModel(llama, info, load_ms, llama.n_ctx())
+    # llama.cpp pads the context (to 256), but llama-cpp-python sizes its token buffer by the request: use the smaller.
+    usable = min(llama.n_ctx(), len(llama.input_ids))
+    return LoadedModel(llama, info, load_ms, usable)

@@ -72,9 +72,16 @@ def choose_template(
         if caps.supports_tools:
             det = detect_format(own.source, caps)
             if format_id in (AUTO, det.format_id):
-                return own, "the model's own template (it renders tools)", det if format_id == AUTO else _chosen(format_id), caps
+                return (
+                    own,
+                    "the model's own template (it renders tools)",
+                    det if format_id == AUTO else _chosen(format_id),
+                    caps,
+                )
             chosen = builtin_template(format_id)
-            reason = f"the model's template speaks {det.format_id}; built-in {format_id} template for --format {format_id}"
+            reason = (
+                f"the model's template speaks {det.format_id}; built-in {format_id} template for --format {format_id}"
+            )
             return chosen, reason, _chosen(format_id), probe_caps(chosen)
         fmt = "emulated" if format_id == AUTO else format_id
         chosen = builtin_template(fmt)
@@ -86,15 +93,24 @@ def choose_template(
             if format_id == AUTO
             else _chosen(format_id)
         )
-        return chosen, "the model's template has no tool support: built-in ChatML template for the format", det, probe_caps(chosen)
+        return (
+            chosen,
+            "the model's template has no tool support: built-in ChatML template for the format",
+            det,
+            probe_caps(chosen),
+        )
     fmt = "emulated" if format_id == AUTO else format_id
     chosen = builtin_template(fmt)
     det = (
-        FormatDetection("emulated", "no chat template given: tools are taught in the prompt (callscope: emulated TOOL_CALL)")
+        FormatDetection(
+            "emulated", "no chat template given: tools are taught in the prompt (callscope: emulated TOOL_CALL)"
+        )
         if format_id == AUTO
         else _chosen(format_id)
     )
-    why = "the model has no chat template: built-in ChatML template" if model is not None else "built-in ChatML template"
+    why = (
+        "the model has no chat template: built-in ChatML template" if model is not None else "built-in ChatML template"
+    )
     return chosen, why, det, probe_caps(chosen)
 
 

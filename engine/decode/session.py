@@ -47,6 +47,7 @@ class RunSettings:
     template: ChatTemplate | None = None
     force_tool: str = ANY
     max_calls: int = 2
+    min_calls: int = 1
     content_chars: int = 40
     policy: str = "incremental"
     max_tokens: int = 256
@@ -86,6 +87,7 @@ class LiveRun:
                 settings.force_tool,
                 max_calls=settings.max_calls,
                 content_chars=settings.content_chars,
+                min_calls=settings.min_calls,
             )
         )
         gbnf = settings.grammar if settings.grammar is not None else (self.grammar.gbnf if self.grammar else None)

@@ -22,7 +22,7 @@ import traceback
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import jinja2
 from jinja2 import nodes
@@ -55,7 +55,9 @@ def _strftime_now(fmt: str) -> str:
     return datetime.now().strftime(fmt)
 
 
-def _tojson(value: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False) -> str:
+def _tojson(
+    value: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
+) -> str:
     """Like Hugging Face's: plain ``json.dumps`` (Jinja's own would HTML-escape ``<``, ``>``, ``&``, ``'``)."""
     return json.dumps(
         _plain(value), ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
@@ -71,7 +73,7 @@ def _plain(value: Any) -> Any:
 class GenerationBlock(Extension):
     """``{% generation %}...{% endgeneration %}``: HF marks assistant spans with it; rendering is unchanged."""
 
-    tags = {"generation"}
+    tags: ClassVar[set[str]] = {"generation"}
 
     def parse(self, parser: Any) -> nodes.Node:
         lineno = next(parser.stream).lineno
@@ -148,7 +150,7 @@ class ChatTemplate:
         except jinja2.TemplateError as exc:
             line = getattr(exc, "lineno", None) or _template_line(exc)
             raise TemplateError(self.name, line, f"{type(exc).__name__}: {exc}") from None
-        except Exception as exc:  # a template can make any Python operation fail
+        except Exception as exc:  # noqa: BLE001 - a template can make any Python operation fail
             raise TemplateError(self.name, _template_line(exc), f"{type(exc).__name__}: {exc}") from None
 
 
@@ -226,7 +228,11 @@ _PROBE_TOOL = {
     "function": {
         "name": "some_tool",
         "description": "Some tool.",
-        "parameters": {"type": "object", "properties": {"arg": {"type": "string", "description": "Some argument."}}, "required": ["arg"]},
+        "parameters": {
+            "type": "object",
+            "properties": {"arg": {"type": "string", "description": "Some argument."}},
+            "required": ["arg"],
+        },
     },
 }
 

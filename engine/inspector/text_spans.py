@@ -179,8 +179,10 @@ class TextSpans:
                 previous_step = earlier.step
                 break
         if previous_step is None and chunk.kind == HEADER:
-            previous_step = self._opened_step(chunk.index)
-            start_pos = self.timebase.index_of_step(previous_step) if previous_step is not None else end_pos
+            opened = self._opened_step(chunk.index)
+            start_pos = self.timebase.index_of_step(opened) if opened is not None else end_pos
+            while start_pos > 1 and self.display[start_pos - 1] == CALL and self.kinds[start_pos - 1] == HELD:
+                start_pos -= 1  # include the marker and name text the parser held back
             return self.span(start_pos).start, self.cut(end_pos)
         start_pos = self.timebase.index_of_step(previous_step) + 1 if previous_step is not None else 1
         start_pos = min(start_pos, end_pos)

@@ -1,0 +1,327 @@
+"""The inspector window, offscreen: panes fill, follow the cursor, navigate, play, export, and survive errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtTest import QTest
+
+from engine.inspector.ttfd import ttfd_label
+from engine.replay import load_analyses
+from engine.report import report_json
+from engine.samples import render
+from tests.gui_helpers import HEADLINE, PARALLEL, REGRESS, ROOT, make_window
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    return make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
+
+
+def settle(window):
+    window.session.flush()
+
+
+# ----------------------------------------------------------------- opening
+
+
+def test_opening_a_trace_fills_every_pane(window):
+    state = window.session.state
+    a = state.analysis
+    assert a.name == "hermes_parallel" and state.cursor == state.last
+    assert window.timeline._items and window.timeline.plot.getPlotItem().getAxis("left")._tickLevels
+    assert window.text_view.toPlainText() == state.spans.text and "<tool_call>" in state.spans.text
+    parse_text = window.parse_view.toPlainText()
+    assert "get_weather" in parse_text and "read_file" in parse_text and "terminal parse" in parse_text
+    assert window.chunks_view.model.rowCount() == len(a.chunks)
+    assert window.reconcile_view.calls.rowCount() == 2
+    assert "finish_reason tool_calls" in window.reconcile_view.headline.text()
+    assert ttfd_label(a) in window.ttfd_view.label.text()
+    assert window.compare_view.model.rowCount() > 0 and window.compare_view.comparison is not None
+    assert window.source_bar.finish.text() == "finish_reason tool_calls"
+    assert "hermes_parallel" in window.windowTitle()
+
+
+def test_opening_a_byte_prefix_fixture_shows_parses_and_violations(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, REGRESS)
+    a = window.session.current
+    assert window.text_view.toPlainText() == "" and "carries parses" in window.text_view.placeholderText()
+    assert window.reconcile_view.violations.rowCount() == len(a.violations) >= 2
+    assert "violation" in window.source_bar.violations.text()
+    assert window.source_bar.run.isVisible() == (len(window.session.analyses) > 1)
+
+
+# ----------------------------------------------------------------- cursor
+
+
+def test_moving_the_cursor_updates_every_pane(window):
+    state = window.session.state
+    a = state.analysis
+    header = next(c for c in a.chunks if c.kind == "header" and c.index == 1)
+    state.set_cursor_step(header.step + 2)
+    settle(window)
+    index = state.cursor
+    view = state.view()
+    assert window.timeline.cursor_line.value() == pytest.approx(state.timebase.x(index))
+    assert window.ttfd_view.cursor_line.value() == pytest.approx(state.timebase.x(index))
+    assert window.chunks_view.model.rowCount() == len(a.chunks_until(view.step))
+    parse_text = window.parse_view.toPlainText()
+    assert f"partial parse after token {view.step}" in parse_text
+    assert view.parse.calls[1].arguments in parse_text
+    selections = window.text_view.extraSelections()
+    token = [s for s in selections if s.format.background().color().name() == "#ffd166"]
+    assert token and (token[0].cursor.selectionStart(), token[0].cursor.selectionEnd()) == (view.token.start, view.token.end)
+    future = [s for s in selections if s.cursor.selectionEnd() == len(state.spans.text)]
+    assert future and future[0].cursor.selectionStart() == view.cut
+    assert f"token {view.step}" in window.playback.position.text()
+    assert window.playback.slider.value() == index
+
+
+def test_cursor_updates_are_throttled_to_one_redraw_per_frame(window):
+    state = window.session.state
+    before = window.session.redraws
+    for i in range(200):
+        state.set_cursor(i % state.last)
+    window.session.flush()
+    assert window.session.redraws - before <= 2
+
+
+def test_dragging_the_cursor_line_moves_the_cursor(window):
+    state = window.session.state
+    x = state.timebase.x(17) + 0.1
+    window.timeline.cursor_line.setValue(x)
+    assert state.cursor == 17
+    settle(window)
+    assert window.timeline.cursor_line.value() == pytest.approx(state.timebase.x(17))  # snapped to the token
+
+
+def test_hover_previews_without_moving_the_cursor(window, qtbot):
+    state = window.session.state
+    state.set_cursor(5)
+    settle(window)
+    plot = window.timeline.plot
+    vb = plot.getPlotItem().getViewBox()
+    scene_point = vb.mapViewToScene(QPointF(state.timebase.x(40), 2.0))
+    QTest.mouseMove(plot.viewport(), plot.mapFromScene(scene_point))
+    qtbot.waitUntil(lambda: window.timeline.hover_text() != "", timeout=3000)
+    assert "step" in window.timeline.hover_text()
+    assert state.hover is not None and abs(state.hover - 40) <= 1
+    assert state.cursor == 5
+
+
+def test_keyboard_steps_by_token_and_by_delta(window):
+    state = window.session.state
+    a = state.analysis
+    window.activateWindow()
+    window.setFocus()
+    QTest.keyClick(window, Qt.Key.Key_Home)
+    assert state.cursor == 0
+    QTest.keyClick(window, Qt.Key.Key_Right)
+    QTest.keyClick(window, Qt.Key.Key_Period)
+    assert state.cursor == 2
+    QTest.keyClick(window, Qt.Key.Key_Comma)
+    assert state.cursor == 1
+    emitting = sorted({c.step for c in a.chunks if c.kind != "role"})
+    QTest.keyClick(window, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    assert state.cursor_step == emitting[0]
+    QTest.keyClick(window, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    assert state.cursor_step == emitting[1]
+    QTest.keyClick(window, Qt.Key.Key_Left, Qt.KeyboardModifier.ShiftModifier)
+    assert state.cursor_step == emitting[0]
+    QTest.keyClick(window, Qt.Key.Key_End)
+    assert state.cursor == state.last
+    window.playback.next_delta.click()
+    assert state.cursor == state.last
+    window.playback.home.click()
+    assert state.cursor == 0
+
+
+def test_play_reaches_the_end(window, qtbot):
+    state = window.session.state
+    state.home()
+    window.playback.speed.setCurrentIndex(window.playback.speed.count() - 1)  # as fast as possible
+    QTest.keyClick(window, Qt.Key.Key_Space)
+    assert window.driver.playing
+    qtbot.waitUntil(lambda: not window.driver.playing, timeout=10000)
+    assert state.cursor == state.last
+    settle(window)
+    assert window.playback.slider.value() == state.last and not window.playback.play.isChecked()
+
+
+def test_play_at_10x_follows_recorded_time(window, qtbot):
+    state = window.session.state
+    state.set_cursor(state.last - 12)
+    window.playback.speed.setCurrentText("10×")
+    window.driver.play()
+    qtbot.waitUntil(lambda: state.cursor == state.last, timeout=10000)
+    assert window.driver.ticks >= 12  # one timer shot per due step, not one jump
+
+
+def test_selecting_a_chunk_moves_the_cursor_and_marks_its_text(window):
+    state = window.session.state
+    a = state.analysis
+    number = next(i for i, c in enumerate(a.chunks) if c.kind == "arguments" and c.index == 0) + 2
+    window.chunks_view.select_chunk(number)
+    assert state.cursor_step == a.chunks[number].step
+    settle(window)
+    assert json.loads(window.chunks_view.raw.toPlainText())["choices"][0]["delta"]["tool_calls"][0]["index"] == 0
+    assert window.text_view.picked_span() == state.spans.chunk_span(a.chunks, number)
+    assert window.chunks_view.model.rowCount() == len(a.chunks_until(a.chunks[number].step))
+    assert "get_weather" in window.chunks_view.accumulated.toPlainText()
+
+
+def test_violation_activation_jumps_to_its_step(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, REGRESS)
+    state = window.session.state
+    model = window.reconcile_view.violations
+    row = next(i for i, v in enumerate(model.rows) if v.step is not None and v.step < state.analysis.last_step)
+    window.reconcile_view.violations_table.doubleClicked.emit(model.index(row, 0))
+    assert state.cursor_step == model.rows[row].step
+
+
+def test_ttfd_label_matches_the_engine_report(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, HEADLINE)
+    a = window.session.current
+    doc = report_json([a])["runs"][0]["ttfd"]
+    label = window.ttfd_view.label.text()
+    assert f"{doc['streaming']['ms'] / 1000:.3g} s" in label and f"{doc['atomic']['ms'] / 1000:.3g} s" in label
+    assert f"{doc['atomic']['ms'] / doc['streaming']['ms']:.0f}x sooner" in label
+    assert window.source_bar.ttfd.text() == ttfd_label(a)
+    window.ttfd_view.set_runs(load_analyses(PARALLEL) + load_analyses(HEADLINE), "runs")
+    assert len(window.ttfd_view.points) == 2
+
+
+def test_changing_policy_reanalyses_and_keeps_the_step(window):
+    state = window.session.state
+    state.set_cursor(30)
+    step = state.cursor_step
+    window.source_bar.policy.setCurrentText("atomic")
+    settle(window)
+    assert window.session.current.source.policy == "atomic"
+    assert window.session.state.cursor_step == step
+    assert window.source_bar.policy.currentText() == "atomic"
+
+
+def test_shortcuts_dialog_lists_every_shortcut(window, qtbot):
+    dialog = window.show_shortcuts()
+    qtbot.addWidget(dialog)
+    keys = {dialog.table.item(i, 0).text() for i in range(dialog.table.rowCount())}
+    actions = {dialog.table.item(i, 1).text() for i in range(dialog.table.rowCount())}
+    assert any("Space" in k for k in keys) and any("Shift+Right" in k for k in keys)
+    assert {"Play / pause", "Next emitted delta", "Keyboard shortcuts", "Open"} <= actions
+
+
+# ----------------------------------------------------------------- sources and errors
+
+
+def test_paste_text_replays_a_generation(window):
+    text = render("hermes", [("get_weather", {"city": "Oslo"})], content="Checking.")
+    assert window.replay_text(text, "hermes", "", "char", 2, 50.0)
+    a = window.session.current
+    assert a.source.kind == "text" and a.calls[0].name == "get_weather" and a.timed
+    assert window.text_view.toPlainText() == text
+
+
+def test_every_error_shows_a_dialog_and_keeps_the_view(window, tmp_path):
+    before = window.session.state
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_bytes(b"\x00\x01 not a recording\n")
+    assert not window.open_path(str(garbage))
+    assert not window.open_path(str(tmp_path / "missing.jsonl"))
+    assert not window.replay_text("<tool_call>", "hermes", "[{not json")
+    assert not window.replay_text("", "hermes")
+    assert not window.replay_text("hello", "no_such_format")
+    from app.widgets.dialogs import RunValues
+
+    assert not window.start_run(RunValues(str(tmp_path / "nope.gguf"), "auto", "incremental", "hi", "", "any", 8, 1))
+    assert not window.start_run(RunValues(None, "auto", "incremental", "hi", '{"tools": 3}', "any", 8, 1))
+    titles = [t for t, _ in window.shown_errors]
+    assert titles == ["Cannot open", "Cannot open", "Bad tools JSON", "Cannot open", "Cannot open", "Bad model", "Bad tools JSON"]
+    assert "neither a callscope trace" in window.shown_errors[0][1]
+    assert window.session.state is before  # the previous view stays
+    before.step_token(-1)
+    settle(window)
+    assert window.chunks_view.model.rowCount() == len(before.analysis.chunks_until(before.cursor_step))
+
+
+def test_a_parser_crash_is_an_error_not_a_crash(window, monkeypatch):
+    from engine.inspector import sources
+
+    def boom(self, policy):
+        raise RuntimeError("parser exploded")
+
+    monkeypatch.setattr(sources.TextSource, "analyses", boom)
+    assert not window.replay_text("x", "hermes")
+    assert "parser exploded" in window.shown_errors[-1][1]
+
+
+def test_drop_and_recent_files(window, tmp_path):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(HEADLINE))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    assert window.session.current.name == "headline_701_tokens"
+    assert window.recent_files()[:2] == [str(HEADLINE), str(PARALLEL)]
+    actions = window.recent_menu.actions()
+    assert [a.text() for a in actions][:2] == [str(HEADLINE), str(PARALLEL)]
+    actions[1].trigger()
+    assert window.session.current.name == "hermes_parallel"
+
+
+# ----------------------------------------------------------------- export
+
+
+def test_exports_write_report_sse_pngs_and_trace(window, tmp_path):
+    a = window.session.current
+    assert window.export_to("report", str(tmp_path / "r.json"))
+    assert json.loads((tmp_path / "r.json").read_text()) == json.loads(json.dumps(report_json([a], include_chunks=True)))
+    assert window.export_to("sse", str(tmp_path / "t.sse"))
+    events = (tmp_path / "t.sse").read_text().split("\n\n")
+    assert events[0].startswith("data: {") and events[-2] == "data: [DONE]" and len(events) == len(a.chunks) + 2
+    for what in ("timeline", "ttfd", "window"):
+        out = tmp_path / f"{what}.png"
+        assert window.export_to(what, str(out))
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert window.save_trace_to(str(tmp_path / "saved.jsonl"))
+    again = load_analyses(tmp_path / "saved.jsonl")[0]
+    assert [c.text for c in again.chunks] == [c.text for c in a.chunks]
+    assert not window.export_to("report", str(tmp_path / "no" / "dir" / "r.json"))
+    assert window.shown_errors[-1][0] == "Export failed"
+
+
+# ----------------------------------------------------------------- item models
+
+
+def test_item_models_pass_the_model_tester(window, qtmodeltester):
+    window.session.state.set_cursor(40)
+    settle(window)
+    qtmodeltester.check(window.chunks_view.model)
+    qtmodeltester.check(window.reconcile_view.calls)
+    qtmodeltester.check(window.reconcile_view.violations)
+    qtmodeltester.check(window.compare_view.model)
+
+
+# ----------------------------------------------------------------- the CLI verb
+
+
+def test_gui_screenshot_renders_and_exits(tmp_path):
+    out = tmp_path / "shot.png"
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "gui", str(PARALLEL), "--screenshot", str(out), "--at", "40"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("nonsense\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "gui", str(bad), "--screenshot", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and "neither a callscope trace" in done.stderr

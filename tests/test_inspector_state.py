@@ -1,0 +1,368 @@
+"""The inspector's Qt-free view state: cursor, parse at any step, navigation, playback, lanes, TTFD, spans."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from engine.analysis import Analysis
+from engine.inspector.chunks import ChunkIndex
+from engine.inspector.compare import compare
+from engine.inspector.lanes import ATOMIC, PARSE, TOKENS, VIOLATIONS, WIRE
+from engine.inspector.parse_cursor import ParseCursor
+from engine.inspector.playback import ASAP, PlaybackClock
+from engine.inspector.reconcile import EQUAL, FINAL, STREAMED, char_diff, reconcile
+from engine.inspector.sources import AnalysisSource, FileSource, SourceError, TextSource, parse_tools_text, reanalyze
+from engine.inspector.state import InspectorState
+from engine.inspector.text_spans import ARGUMENTS, CALL
+from engine.inspector.timebase import Timebase
+from engine.inspector.ttfd import seconds, ttfd_curves, ttfd_label, ttfd_point
+from engine.replay import load_analyses
+from engine.replay_text import analyze_text
+from engine.report import ttfd_gain
+from engine.samples import render
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+HEADLINE = FIXTURES / "headline_701_tokens.jsonl"
+REGRESS = FIXTURES / "prefix" / "arguments_regress.txt"
+
+
+def hermes_run(rate: float | None = 40.0, size: int = 3, policy: str = "incremental") -> Analysis:
+    text = render(
+        "hermes",
+        [("get_weather", {"city": "Paris", "unit": "celsius"}), ("read_file", {"path": "/etc/hosts"})],
+        content="Let me check.",
+    )
+    return analyze_text(text, "hermes", policy, size=size, rate=rate, name="hermes-two")
+
+
+@pytest.fixture(scope="module")
+def headline() -> Analysis:
+    return load_analyses(HEADLINE)[0]
+
+
+# ----------------------------------------------------------------- timebase
+
+
+def test_timebase_positions_are_step_zero_plus_every_step(headline):
+    tb = Timebase(headline)
+    assert tb.steps[0] == 0 and tb.steps[1:] == headline.step_numbers()
+    assert tb.timed and tb.xs[1:] == [s.ms for s in headline.steps]
+    assert tb.index_of_step(headline.steps[10].step) == 11
+    assert tb.index_at_x(headline.steps[10].ms + 0.01) == 11
+    assert tb.nearest_index(headline.steps[10].ms - 0.01) == 11
+
+
+def test_untimed_x_is_the_step_number():
+    a = load_analyses(REGRESS)[0]
+    tb = Timebase(a)
+    assert not tb.timed
+    assert tb.xs == [float(s) for s in tb.steps]
+    assert tb.unit_label == "byte"
+
+
+# ----------------------------------------------------------------- parse cursor
+
+
+@pytest.mark.parametrize("every", [1, 7, 256])
+def test_parse_cursor_matches_analysis_parse_at_everywhere(every):
+    a = hermes_run()
+    cursor = ParseCursor(a, every=every)
+    steps = [0, *a.step_numbers()]
+    for step in steps:
+        assert cursor.at(step) == a.parse_at(step), step
+    rng = random.Random(5)
+    for _ in range(200):  # arbitrary jumps, backwards and forwards
+        step = rng.choice(steps)
+        assert cursor.at(step) == a.parse_at(step)
+
+
+def test_parse_cursor_on_revisions_and_failures():
+    a = load_analyses(REGRESS)[0]
+    cursor = ParseCursor(a, every=2)
+    for step in reversed([0, *a.step_numbers()]):
+        assert cursor.at(step) == a.parse_at(step)
+    assert cursor.at(a.last_step).partial is False
+
+
+def test_delta_at_says_what_the_step_changed():
+    a = hermes_run(size=1)
+    cursor = ParseCursor(a)
+    named = [s for s, e in a.parse_events if type(e).__name__ == "CallNamed"]
+    assert cursor.delta_at(named[0]).named == {0}
+    grew = next(s for s, e in a.parse_events if type(e).__name__ == "ArgumentsAppended")
+    before, after = cursor.at(grew - 1), cursor.at(grew)
+    added = cursor.delta_at(grew).arguments[0]
+    assert after.calls[0].arguments == (before.calls[0].arguments if len(before.calls) else "") + added
+
+
+# ----------------------------------------------------------------- navigation
+
+
+def test_step_by_token_and_by_delta_land_on_the_right_steps():
+    a = hermes_run()
+    state = InspectorState(a)
+    state.home()
+    assert state.cursor == 0 and state.cursor_step == 0
+    state.step_token(1)
+    assert state.cursor_step == a.steps[0].step
+    state.step_token(-5)
+    assert state.cursor == 0
+    emitting = sorted({c.step for c in a.chunks if c.kind != "role"})
+    seen = []
+    state.home()
+    while state.next_delta():
+        seen.append(state.cursor_step)
+    assert seen == emitting
+    back = []
+    while state.previous_delta():
+        back.append(state.cursor_step)
+    assert back == emitting[-2::-1]
+    state.end()
+    assert state.cursor == state.last and state.cursor_step == a.last_step
+    assert not state.next_delta()
+
+
+def test_listeners_hear_cursor_and_hover_but_not_no_ops():
+    state = InspectorState(hermes_run())
+    heard = []
+    state.subscribe(heard.append)
+    state.set_cursor(3)
+    state.set_cursor(3)
+    state.set_hover(5)
+    state.set_hover(5)
+    state.set_hover(None)
+    assert heard == ["cursor", "hover", "hover"]
+    assert state.cursor == 3  # hovering never moves the cursor
+
+
+def test_view_at_a_step_has_parse_chunks_and_token():
+    a = hermes_run()
+    state = InspectorState(a)
+    for index in (0, 5, state.last):
+        view = state.view(index)
+        assert view.parse == a.parse_at(view.step)
+        assert view.chunk_count == len(a.chunks_until(view.step))
+        assert state.spans.text[: view.cut] == a.text_until(view.step)
+
+
+def test_preview_describes_a_position_without_moving_the_cursor(headline):
+    state = InspectorState(headline)
+    state.set_cursor(3)
+    text = state.preview(200)
+    assert "step 200" in text and "ms" in text and "arguments" in text
+    assert state.cursor == 3
+
+
+# ----------------------------------------------------------------- playback
+
+
+def test_playback_at_1x_reproduces_recorded_timing(headline):
+    tb = Timebase(headline)
+    clock = PlaybackClock(tb, speed=1.0)
+    clock.play(0)
+    wall = 0.0
+    shown = {}
+    while clock.playing:
+        due = clock.next_due_ms()
+        assert due is not None
+        wall += due
+        tick = clock.advance(due)
+        if tick.moved:
+            shown[tick.index] = wall
+    assert clock.index == tb.last
+    for index in (1, 100, 400, tb.last):
+        assert shown[index] == pytest.approx(tb.x(index), abs=1e-6)
+
+
+def test_playback_speed_scales_wall_time(headline):
+    tb = Timebase(headline)
+    clock = PlaybackClock(tb, speed=10.0)
+    clock.play(0)
+    clock.advance(tb.x(300) / 10.0 + 1e-6)
+    assert clock.index == 300
+    clock.set_speed(0.25)
+    clock.advance((tb.x(301) - tb.x(300)) * 4)
+    assert clock.index == 301
+
+
+def test_playback_as_fast_as_possible_visits_every_position_and_stops():
+    a = hermes_run()
+    tb = Timebase(a)
+    clock = PlaybackClock(tb, speed=ASAP)
+    clock.play(0)
+    visited = []
+    while clock.playing:
+        visited.append(clock.advance(1000.0).index)
+    assert visited == list(range(1, tb.last + 1))
+
+
+def test_playback_loops_and_restarts_from_the_end():
+    a = hermes_run(rate=None)
+    tb = Timebase(a)
+    clock = PlaybackClock(tb, speed=ASAP, loop=True)
+    clock.play(tb.last)  # playing from the end restarts
+    assert clock.index == 0
+    for _ in range(tb.last):
+        clock.advance(0)
+    assert clock.index == tb.last and clock.playing
+    assert clock.advance(0).index == 0
+    untimed = PlaybackClock(tb, speed=1.0, untimed_rate=10.0)
+    untimed.play(0)
+    assert untimed.next_due_ms() == pytest.approx(100.0)
+    assert untimed.advance(250.0).index == 2
+
+
+# ----------------------------------------------------------------- lanes
+
+
+def test_lanes_hold_tokens_events_chunks_baseline_and_violations():
+    a = load_analyses(REGRESS)[0]
+    state = InspectorState(a)
+    lanes = state.lanes
+    assert len(lanes[TOKENS].kind("token")) == a.step_count
+    assert lanes[PARSE].count == len(a.parse_events)
+    assert lanes[WIRE].count == len(a.chunks)
+    assert len(lanes[ATOMIC].kind("header")) == 1
+    assert len(lanes[VIOLATIONS].kind("violation")) == len(a.violations) > 0
+    assert 0 in lanes.calls and lanes.calls[0].name
+
+
+# ----------------------------------------------------------------- TTFD
+
+
+def test_ttfd_label_and_curves_match_the_report(headline):
+    label = ttfd_label(headline)
+    s, a = headline.ttfd_streaming, headline.ttfd_atomic
+    assert label == f"first delta {seconds(s.ms)} vs {seconds(a.ms)} atomic, {ttfd_gain(headline)}"
+    assert "x sooner" in label
+    curves = ttfd_curves(headline, Timebase(headline))
+    assert curves.policy.xs[1] == pytest.approx(s.ms) and curves.atomic.xs[1] == pytest.approx(a.ms)
+    assert curves.policy.bytes[1] > 0 and curves.atomic.bytes[0] == 0
+    assert curves.policy.total == curves.atomic.total  # both deliver the same call in the end
+    point = ttfd_point(headline)
+    assert point.streaming == pytest.approx(s.ms) and point.atomic == pytest.approx(a.ms)
+    assert point.call_chars == len(headline.calls[0].final_arguments)
+
+
+def test_seconds_formatting():
+    assert seconds(410) == "0.41 s"
+    assert seconds(29300) == "29.3 s"
+    assert seconds(42) == "42 ms"
+
+
+# ----------------------------------------------------------------- text spans
+
+
+def test_token_spans_cover_the_text_and_colour_arguments_and_markup():
+    a = hermes_run(size=1)
+    state = InspectorState(a)
+    spans = state.spans
+    assert spans.text == "".join(s.data.decode() for s in a.steps)
+    assert spans.ends[-1] == len(spans.text)
+    kinds = {spans.span(p).kind for p in range(1, len(spans))}
+    assert ARGUMENTS in kinds and CALL in kinds
+    marker = spans.text.index("<tool_call>")
+    assert spans.span(spans.position_at_char(marker)).kind == CALL
+
+
+def test_a_character_split_across_steps_belongs_to_the_later_token():
+    a = analyze_text("é", "hermes", unit="byte")
+    state = InspectorState(a)
+    assert state.spans.span(1).start == state.spans.span(1).end == 0  # first byte: no character yet
+    assert (state.spans.span(2).start, state.spans.span(2).end) == (0, 1)
+
+
+def test_chunk_span_is_the_text_that_produced_it():
+    a = hermes_run(size=1)
+    state = InspectorState(a)
+    header = next(i for i, c in enumerate(a.chunks) if c.kind == "header")
+    start, end = state.spans.chunk_span(a.chunks, header)
+    assert "<tool_call>" in state.spans.text[start:end] and "get_weather" in state.spans.text[start:end]
+    fragments = [i for i, c in enumerate(a.chunks) if c.kind == "arguments"]
+    for i in fragments[:10]:
+        start, end = state.spans.chunk_span(a.chunks, i)
+        assert state.spans.text[start:end].endswith(a.chunks[i].text)  # the tokens since the previous fragment
+
+
+# ----------------------------------------------------------------- chunks
+
+
+def test_chunk_index_rows_json_and_arguments_so_far():
+    a = hermes_run()
+    index = ChunkIndex(a)
+    assert len(index) == len(a.chunks)
+    assert index.row(0).kind == "role"
+    assert '"chat.completion.chunk"' in index.raw_json(1)
+    final = index.call_arguments_until(len(a.chunks))
+    assert [args for _, _, _, args in final] == [c.streamed_arguments for c in a.calls]
+    first_header = next(i for i, c in enumerate(a.chunks) if c.kind == "header")
+    partial = index.call_arguments_until(first_header + 1)
+    assert len(partial) == 1 and partial[0][3] == a.chunks[first_header].text
+
+
+# ----------------------------------------------------------------- reconciliation
+
+
+def test_char_diff_marks_what_differs():
+    pieces = char_diff('{"a": True}', '{"a": true}')
+    assert [p.tag for p in pieces] == [EQUAL, STREAMED, FINAL, EQUAL]
+    assert "".join(p.text for p in pieces if p.tag != FINAL) == '{"a": True}'
+    assert "".join(p.text for p in pieces if p.tag != STREAMED) == '{"a": true}'
+    big = "x" * 100_000
+    assert [p.tag for p in char_diff(big + "a", big + "b")] == [EQUAL, STREAMED, FINAL]
+
+
+def test_reconciliation_of_a_regressing_call():
+    a = load_analyses(REGRESS)[0]
+    result = reconcile(a)
+    assert not result.ok
+    assert result.calls[0].reconstructs is False and result.calls[0].diff
+    assert {v.rule for v in result.violations} == {v.rule for v in a.violations}
+    assert "finish_reason stop" in result.headline
+
+
+# ----------------------------------------------------------------- compare, sources
+
+
+def test_compare_aligns_policies_by_step():
+    left, right = hermes_run(), hermes_run(policy="atomic")
+    c = compare(left, right)
+    steps = [r.step for r in c.rows]
+    assert steps == sorted(set(ch.step for ch in left.chunks) | set(ch.step for ch in right.chunks))
+    assert c.differing > 0
+    assert c.rows[-1].left_bytes == c.rows[-1].right_bytes > 0
+
+
+@pytest.mark.parametrize("path", [HEADLINE, REGRESS])
+def test_reanalyze_reproduces_the_same_stream(path):
+    original = load_analyses(path)[0]
+    again = reanalyze(original, original.source.policy)
+    assert [(c.step, c.kind, c.text, c.index) for c in again.chunks] == [
+        (c.step, c.kind, c.text, c.index) for c in original.chunks
+    ]
+    assert again.finish_reason == original.finish_reason
+    other = reanalyze(original, "atomic")
+    assert other.source.policy == "atomic" and other.ttfd_streaming == original.ttfd_atomic
+
+
+def test_sources_report_user_errors(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not a recording\n")
+    with pytest.raises(SourceError, match="neither a callscope trace"):
+        FileSource(str(bad)).analyses("incremental")
+    with pytest.raises(SourceError, match="no such file"):
+        FileSource(str(tmp_path / "missing.jsonl")).analyses("incremental")
+    with pytest.raises(SourceError, match="unknown format"):
+        TextSource("hi", "nope").analyses("incremental")
+    with pytest.raises(SourceError, match="tools JSON"):
+        parse_tools_text("[{")
+    with pytest.raises(SourceError):
+        parse_tools_text('[{"type": "function"}]')
+    assert parse_tools_text("  ") is None
+    source = AnalysisSource([hermes_run()])
+    assert source.analyses("atomic")[0].source.policy == "atomic"
+    assert source.analyses("incremental")[0] is source.items[0]
