@@ -2,8 +2,8 @@
 
 Measures, side by side in one run:
 - window shown: wall time from launching ``callscope gui FILE`` to the window on screen (median of 3);
-- replay as fast as possible: the trace's steps pushed through the live path (one cross-thread
-  signal per token, analysed on the GUI thread, panes redrawn at most once per frame), with a
+- replay as fast as possible: the trace's steps pushed through the live path (the decode worker's
+  token buffer and cross-thread signal, analysed on the GUI thread, panes redrawn at most once per frame), with a
   1 ms heartbeat timer measuring event-loop stalls (p99 and max) and the redraw count;
 - playback at "max" speed over the loaded trace (stalls again);
 - cursor jumps: median / p90 / max time to show an arbitrary step (state change, every pane
@@ -112,32 +112,35 @@ def _live_replay(app, window, trace_path: Path) -> dict[str, Any]:
 
     trace = read_trace(trace_path)
 
+    controller = window.runs
+    buffer = controller.worker.buffer
+
     class Emitter(QObject):
-        token = Signal(object, float, int)
-        done = Signal()
+        """Plays the decode worker: pushes every step through the worker's token buffer at full speed."""
+
+        tokensReady = Signal()
 
         @Slot()
         def run(self) -> None:
             for i, step in enumerate(trace.steps):
-                self.token.emit(step.data, float(step.ms or 0.0), i)
-            self.done.emit()
+                if buffer.push(step.data, float(step.ms or 0.0), i):
+                    self.tokensReady.emit()
 
-    controller = window.runs
     controller._on_prepared(RunPlan(SourceInfo("trace", str(trace_path), "hermes", "incremental"), "hermes", None,
                                     "bench-live", 0, "bench"))
     redraws_before = window.session.redraws
     thread = QThread()
     emitter = Emitter()
     emitter.moveToThread(thread)
-    emitter.token.connect(controller._on_token)
+    emitter.tokensReady.connect(controller._on_tokens_ready)
     thread.started.connect(emitter.run)
     meter = StallMeter()
     meter.start()
     began = time.perf_counter()
     thread.start()
-    while controller.tokens_received < len(trace.steps):
+    while controller.tokens_received < len(trace.steps) or controller._pending:
         app.processEvents()
-    controller._feed.flush()
+    controller.drain()
     window.session.flush()
     app.processEvents()
     elapsed = time.perf_counter() - began
@@ -210,6 +213,9 @@ def run(as_json: bool = False, steps: int = STEPS) -> dict[str, Any]:
         window.resize(1400, 900)
         window.show()
         app.processEvents()
+        from app.gui_main import freeze_startup_heap
+
+        freeze_startup_heap()  # as `callscope gui` does after building its window
         live = _live_replay(app, window, trace)
         began = time.perf_counter()
         assert window.open_path(str(trace))

@@ -61,6 +61,7 @@ class MainWindow(QMainWindow):
         self._build_status()
         self.session.analysisChanged.connect(self._analysis_changed)
         self.session.cursorChanged.connect(self._cursor_changed)
+        self.session.grew.connect(self._grew)
 
     # ================================================================ layout
 
@@ -454,6 +455,10 @@ class MainWindow(QMainWindow):
             self.text_pane.set_subtitle(f"{a.step_count:,} {a.unit}s, boundaries shaded")
         self.parse_pane.set_subtitle("the server's parse at the cursor")
         self.timeline_pane.set_subtitle("drag the cursor · hover to preview · wheel to zoom")
+
+    def _grew(self, _text: str) -> None:
+        a = self.session.current
+        self.text_pane.set_subtitle(f"{a.step_count:,} {a.unit}s so far")
 
     def _cursor_changed(self, index: int) -> None:
         state = self.session.state

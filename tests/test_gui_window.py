@@ -36,7 +36,10 @@ def test_opening_a_trace_fills_every_pane(window):
     state = window.session.state
     a = state.analysis
     assert a.name == "hermes_parallel" and state.cursor == state.last
-    assert window.timeline._items and window.timeline.plot.getPlotItem().getAxis("left")._tickLevels
+    drawn = window.timeline.drawn()
+    assert drawn[("tokens", "token")] == a.step_count
+    assert drawn[("wire", "header")] == 2 and drawn[("wire", "arguments")] == sum(c.kind == "arguments" for c in a.chunks)
+    assert drawn[("atomic", "header")] == 2
     assert window.text_view.toPlainText() == state.spans.text and "<tool_call>" in state.spans.text
     parse_text = window.parse_view.toPlainText()
     assert "get_weather" in parse_text and "read_file" in parse_text and "terminal parse" in parse_text

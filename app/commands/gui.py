@@ -8,6 +8,9 @@ import os
 from app.commands.common import CliError, check_format, check_policy
 
 
+TABS = ("deltas", "reconciliation", "ttfd", "compare")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "gui",
@@ -18,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", nargs="?", help="trace (.jsonl) or byte-prefix fixture (.txt) to open")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to OUT.png and exit")
     p.add_argument("--at", type=int, metavar="STEP", help="with --screenshot: put the cursor at STEP")
+    p.add_argument("--tab", choices=TABS, help="with --screenshot: the tab shown on the right (default deltas)")
     p.add_argument("--policy", help="streaming policy to analyse with (default incremental)")
     p.add_argument("--format", help="override the recorded wire format of a trace")
     p.set_defaults(handler=run)
@@ -28,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
         check_policy(args.policy)
     if args.format is not None:
         check_format(args.format)
-    if args.at is not None and not args.screenshot:
-        raise CliError("--at only applies with --screenshot")
+    if (args.at is not None or args.tab is not None) and not args.screenshot:
+        raise CliError("--at and --tab only apply with --screenshot")
     if args.file is not None and not os.path.exists(args.file):
         raise CliError(f"cannot open {args.file}: no such file")
     if args.screenshot:
@@ -38,4 +42,5 @@ def run(args: argparse.Namespace) -> int:
         from app.gui_main import launch
     except ImportError as exc:
         raise CliError(f"the GUI is not available: {exc}") from None
-    return launch(args.file, args.screenshot, args.at, args.policy, args.format)
+    tab = TABS.index(args.tab) if args.tab else None
+    return launch(args.file, args.screenshot, args.at, args.policy, args.format, tab=tab)

@@ -154,4 +154,5 @@ class InspectorSession(QObject):
 
     @property
     def redraws(self) -> int:
-        return self._redraw.fired
+        """Throttled redraw signals sent so far (cursor moves and live growth)."""
+        return self._redraw.fired + self._growth.fired

@@ -61,6 +61,11 @@ class TokenHighlighter(QSyntaxHighlighter):
             position += 1
 
 
+#: While a run is live, past this many characters the pane keeps only the last LIVE_TAIL_CHARS.
+LIVE_TRIM_AT = 16000
+LIVE_TAIL_CHARS = 8000
+
+
 class GeneratedTextView(QPlainTextEdit):
     #: The user clicked a character: move the cursor to the token holding it.
     tokenClicked = Signal(int)
@@ -75,10 +80,10 @@ class GeneratedTextView(QPlainTextEdit):
         self.setCenterOnScroll(False)
         self.highlighter = TokenHighlighter(self.document())
         self._picked: tuple[int, int] | None = None
+        self._offset = 0
         self._future = QTextCharFormat()
         self._future.setForeground(QColor(theme.FAINT))
         self._future.setBackground(QColor(theme.PANEL))
-        self._future.setFontWeight(400)
         self._current = QTextCharFormat()
         self._current.setBackground(QColor(theme.CURSOR))
         self._current.setForeground(QColor("#111111"))
@@ -93,35 +98,89 @@ class GeneratedTextView(QPlainTextEdit):
     def rebuild(self) -> None:
         state = self.session.state
         self._picked = None
-        self.highlighter.spans = state.spans if state is not None else None
+        # While a run grows its last paragraph, re-highlighting it on every append is O(text) per frame:
+        # token shading is applied once the run has ended (the finished analysis rebuilds this pane).
+        self.highlighter.spans = state.spans if state is not None and not state.live else None
         text = state.spans.text if state is not None else ""
         self.setPlaceholderText(self.placeholder if state is not None and not state.spans.has_text and not state.live else "")
+        self._offset = 0
+        if state is not None and state.live and len(text) > LIVE_TRIM_AT:
+            self._offset = len(text) - LIVE_TAIL_CHARS
+            text = text[self._offset :]
         self.setPlainText(text)
+        self._cache_layouts(self.document().firstBlock())
 
     def append_text(self, text: str) -> None:
+        """A live run grew: append, and keep only the tail once the text is long.
+
+        Every append re-lays out the paragraph it lands in; a tool call is often one
+        very long line, so while a run is live the pane holds its last
+        ``LIVE_TAIL_CHARS`` characters (the whole text returns when the run ends).
+        """
         if not text:
             return
+        last = self.document().lastBlock()
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertText(text)
+        length = self.document().characterCount() - 1
+        if length > LIVE_TRIM_AT:
+            cut = length - LIVE_TAIL_CHARS
+            cursor.setPosition(0)
+            cursor.setPosition(cut, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+            self._offset += cut
+            last = self.document().firstBlock()
+        self._cache_layouts(last)
+
+    @property
+    def shown_from(self) -> int:
+        """Character offset (in the whole generated text) where this pane's text begins."""
+        return self._offset
+
+    def shown_text(self) -> str:
+        return self.toPlainText()
+
+    @staticmethod
+    def _cache_layouts(block) -> None:
+        """Keep each block's shaped glyphs after painting.
+
+        By default a block layout throws its shaping away once drawn; the next
+        selection change then re-shapes the whole paragraph, and a generated tool
+        call is often one 80 KB line (7 ms per cursor move on a 20,000-token trace).
+        """
+        while block.isValid():
+            block.layout().setCacheEnabled(True)
+            block = block.next()
 
     def show_cursor(self, index: int) -> None:
         state = self.session.state
         if state is None:
             return
         length = self.document().characterCount() - 1
+        off = self._offset
         token = state.spans.span(index)
-        cut = min(state.spans.cut(index), length)
-        selections = []
-        if cut < length:
-            selections.append(self._selection(cut, length, self._future))
-        if self._picked is not None:
-            selections.append(self._selection(self._picked[0], min(self._picked[1], length), self._pick))
-        if token.end > token.start:
-            selections.append(self._selection(token.start, min(token.end, length), self._current))
+        start, end = max(0, token.start - off), max(0, token.end - off)
+        cut = max(0, min(state.spans.cut(index) - off, length))
+        # Inside an edit block QTextCursor skips computing its x position, which on a long
+        # generated line (one 80 KB JSON argument, 20,000 token formats) costs a millisecond each.
+        guard = QTextCursor(self.document())
+        guard.beginEditBlock()
+        try:
+            selections = []
+            if cut < length:
+                selections.append(self._selection(cut, length, self._future))
+            if self._picked is not None:
+                lo, hi = max(0, self._picked[0] - off), max(0, min(self._picked[1] - off, length))
+                if hi > lo:
+                    selections.append(self._selection(lo, hi, self._pick))
+            if end > start:
+                selections.append(self._selection(min(start, length), min(end, length), self._current))
+        finally:
+            guard.endEditBlock()
         self.setExtraSelections(selections)
-        if token.end > token.start or index == 0:
-            self._scroll_to(token.start)
+        if end > start or index == 0:
+            self._scroll_to(start)
 
     def show_chunk(self, number: int) -> None:
         state = self.session.state
@@ -129,7 +188,7 @@ class GeneratedTextView(QPlainTextEdit):
             return
         self._picked = state.spans.chunk_span(state.analysis.chunks, number)
         self.show_cursor(state.cursor)
-        self._scroll_to(self._picked[0])
+        self._scroll_to(max(0, self._picked[0] - self._offset))
 
     def picked_span(self) -> tuple[int, int] | None:
         return self._picked
@@ -143,21 +202,35 @@ class GeneratedTextView(QPlainTextEdit):
         selection.format = fmt
         return selection
 
+    def _line_of(self, offset: int) -> int | None:
+        """Visual line number (what the scroll bar counts) holding character ``offset``."""
+        block = self.document().findBlock(max(0, min(offset, self.document().characterCount() - 1)))
+        if not block.isValid():
+            return None
+        layout = block.layout()
+        if layout is None or layout.lineCount() == 0:
+            return None
+        line = layout.lineForTextPosition(offset - block.position())
+        return block.firstLineNumber() + (line.lineNumber() if line.isValid() else 0)
+
     def _scroll_to(self, offset: int) -> None:
-        cursor = QTextCursor(self.document())
-        cursor.setPosition(max(0, min(offset, self.document().characterCount() - 1)))
-        rect = self.cursorRect(cursor)
-        viewport = self.viewport().rect()
-        if rect.top() < 0 or rect.bottom() > viewport.bottom():
-            self.setTextCursor(cursor)
-            self.centerCursor()
+        """Scroll so ``offset`` is visible (centred when it was not), without laying out glyph positions."""
+        line = self._line_of(offset)
+        bar = self.verticalScrollBar()
+        if line is None:
+            return
+        first = bar.value()
+        visible = max(1, self.viewport().height() // max(1, self.fontMetrics().lineSpacing()))
+        if first <= line < first + visible - 1:
+            return
+        bar.setValue(max(0, line - visible // 2))
 
     def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().mouseReleaseEvent(event)
         state = self.session.state
         if state is None or self.textCursor().hasSelection():
             return
-        offset = self.cursorForPosition(event.position().toPoint()).position()
+        offset = self.cursorForPosition(event.position().toPoint()).position() + self._offset
         position = state.spans.position_at_char(offset)
         state.set_cursor(position)
         self.tokenClicked.emit(position)

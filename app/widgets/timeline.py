@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 from app.models.session import InspectorSession
 from app.widgets import theme
@@ -100,7 +100,8 @@ class TimelineView(QWidget):
             axis.setTextPen(pg.mkPen("#9aa4b2"))
         item.getAxis("left").setWidth(118)
         item.getAxis("left").setStyle(tickLength=0)
-        self._items: list[pg.GraphicsObject] = []
+        self._items: list[pg.GraphicsObject] = []  # call bars and labels, redrawn whole
+        self._series: dict[tuple[str, str], pg.GraphicsObject] = {}  # one item per (lane, kind)
         self.cursor_line = pg.InfiniteLine(
             angle=90, movable=True, pen=pg.mkPen(theme.CURSOR, width=2), hoverPen=pg.mkPen("#ffe39a", width=3)
         )
@@ -126,29 +127,34 @@ class TimelineView(QWidget):
     # ------------------------------------------------------------ building
 
     def rebuild(self) -> None:
-        item = self.plot.getPlotItem()
-        for old in self._items:
-            item.removeItem(old)
-        self._items.clear()
+        self._clear()
         state = self.session.state
         if state is None:
             return
+        item = self.plot.getPlotItem()
         lanes = state.lanes
         ticks = [(LANE_Y[key], lanes[key].title) for key in LANE_Y]
         item.getAxis("left").setTicks([ticks])
         item.setLabel("bottom", "time (ms)" if state.timebase.timed else f"step ({state.analysis.unit})", color="#9aa4b2")
         self._draw_lanes()
-        lo, hi = state.timebase.span
-        pad = max(1.0, (hi - lo) * 0.02)
-        item.setXRange(lo - pad, hi + pad, padding=0)
-        item.getViewBox().setLimits(xMin=lo - (hi - lo + 1) * 0.5, xMax=hi + (hi - lo + 1) * 0.5)
+        self._fit_x(0.02)
+
+    def _clear(self) -> None:
+        item = self.plot.getPlotItem()
+        for old in self._items + list(self._series.values()):
+            item.removeItem(old)
+        self._items.clear()
+        self._series.clear()
 
     def _draw_lanes(self) -> None:
+        """Create or update one item per (lane, kind); call bars and labels are few and redrawn whole."""
         item = self.plot.getPlotItem()
         state = self.session.state
         assert state is not None
+        for old in self._items:
+            item.removeItem(old)
+        self._items.clear()
         lanes = state.lanes
-        # call spans: one bar per call across the steps its arguments grew
         for span in lanes.calls.values():
             start = span.args_first_x if span.args_first_x is not None else span.opened_x
             end = span.args_last_x if span.args_last_x is not None else start
@@ -165,18 +171,35 @@ class TimelineView(QWidget):
             for kind, series in lane.series.items():
                 if not len(series):
                     continue
-                color = _color(key, kind)
                 xs = np.asarray(series.xs, dtype=float)
+                existing = self._series.get((key, kind))
                 if kind in TICK_KINDS:
                     height = 0.25 if key == TOKENS else 0.18
-                    self._add(_ticks(xs, y, height, color))
+                    px, py = _tick_points(xs, y, height)
+                    if existing is not None:
+                        existing.setData(px, py)
+                        continue
+                    graphic = _ticks(px, py, _color(key, kind))
                 else:
+                    if existing is not None:
+                        existing.setData(xs, np.full(len(xs), y))
+                        continue
                     symbol, size = SYMBOLS.get(kind, ("o", 8))
-                    scatter = pg.ScatterPlotItem(
+                    graphic = pg.ScatterPlotItem(
                         xs, np.full(len(xs), y), symbol=symbol, size=size, pen=pg.mkPen("#101216", width=1),
-                        brush=pg.mkBrush(color), hoverable=False,
+                        brush=pg.mkBrush(_color(key, kind)), hoverable=False,
                     )
-                    self._add(scatter)
+                    _cache(graphic)
+                self._series[(key, kind)] = graphic
+                item.addItem(graphic)
+
+    def drawn(self) -> dict[tuple[str, str], int]:
+        """(lane, kind) -> how many marks are drawn (tests, and a sanity check for live growth)."""
+        counts = {}
+        for key, graphic in self._series.items():
+            data = graphic.getData() if hasattr(graphic, "getData") else (graphic.data["x"], None)
+            counts[key] = len(data[0]) // (2 if key[1] in TICK_KINDS else 1) if data[0] is not None else 0
+        return counts
 
     def _annotate_atomic(self) -> None:
         """Say in words what the atomic lane's lone marker means."""
@@ -188,27 +211,31 @@ class TimelineView(QWidget):
         x = state.timebase.x_of_step(a.ttfd_atomic.step)
         size = sum(len(c.text) for c in a.baseline_chunks if c.is_tool_call)
         when = f"{a.ttfd_atomic.ms / 1000:.1f} s" if a.ttfd_atomic.ms is not None else f"{a.unit} {a.ttfd_atomic.step}"
-        label = pg.TextItem(f"all {size:,} chars at once · {when}", color=theme.ATOMIC_COLOR, anchor=(1, 0.5))
+        label = pg.TextItem(f"all {size:,} chars at once · {when}", color=theme.ATOMIC_COLOR, anchor=(1.04, 0.5))
         label.setPos(x, LANE_Y[ATOMIC])
         self._add(label)
-        # keep the label clear of the marker itself
-        label.setAnchor((1.04, 0.5))
 
     def _add(self, graphics: pg.GraphicsObject) -> None:
         self.plot.getPlotItem().addItem(graphics)
         self._items.append(graphics)
 
     def _grew(self, _text: str) -> None:
-        """A live run grew: redraw the lanes (cheap: one item per kind) and widen the x range."""
-        item = self.plot.getPlotItem()
-        for old in self._items:
-            item.removeItem(old)
-        self._items.clear()
+        """A live run grew: update each lane item's data and widen the x range."""
         if self.session.state is None:
             return
         self._draw_lanes()
-        lo, hi = self.session.state.timebase.span
-        item.setXRange(lo, hi + max(1.0, (hi - lo) * 0.05), padding=0)
+        self._fit_x(0.05)
+
+    def _fit_x(self, pad_fraction: float) -> None:
+        """Show the whole stream; zooming out is limited to half its span either side (limits first)."""
+        state = self.session.state
+        assert state is not None
+        lo, hi = state.timebase.span
+        width = max(hi - lo, 1.0)
+        vb = self.plot.getPlotItem().getViewBox()
+        vb.setLimits(xMin=lo - width * 0.5, xMax=hi + width * 0.5)
+        pad = max(0.5, width * pad_fraction)
+        vb.setXRange(lo - pad, hi + pad, padding=0)
 
     # ------------------------------------------------------------ cursor and hover
 
@@ -273,8 +300,19 @@ class TimelineView(QWidget):
         return self.hover_label.toPlainText() if self.hover_label.isVisible() else ""
 
 
-def _ticks(xs: np.ndarray, y: float, height: float, color: str) -> pg.PlotDataItem:
-    """Vertical tick marks at ``xs``: one line item (connect='pairs')."""
-    px = np.repeat(xs, 2)
-    py = np.tile(np.array([y - height, y + height]), len(xs))
-    return pg.PlotDataItem(px, py, connect="pairs", pen=pg.mkPen(theme.qcolor(color, 210), width=1.2))
+def _tick_points(xs: np.ndarray, y: float, height: float) -> tuple[np.ndarray, np.ndarray]:
+    return np.repeat(xs, 2), np.tile(np.array([y - height, y + height]), len(xs))
+
+
+def _ticks(px: np.ndarray, py: np.ndarray, color: str) -> pg.PlotDataItem:
+    """Vertical tick marks: one line item drawn as point pairs (connect='pairs')."""
+    item = pg.PlotDataItem(px, py, connect="pairs", pen=pg.mkPen(theme.qcolor(color, 210), width=1), antialias=False)
+    _cache(item)
+    return item
+
+
+def _cache(item: pg.GraphicsObject) -> None:
+    """Render static lane items once into a pixmap: moving the cursor then repaints by blitting."""
+    item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+    for child in item.childItems():
+        child.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)

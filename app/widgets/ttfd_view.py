@@ -94,7 +94,8 @@ class TtfdView(QWidget):
         self.folder.clicked.connect(self.foldersRequested)
         session.analysisChanged.connect(self.rebuild)
         session.cursorChanged.connect(self.show_cursor)
-        session.grew.connect(lambda _t: self.rebuild())
+        session.grew.connect(self._grew)
+        self._stale = False
 
     # ------------------------------------------------------------ this run
 
@@ -136,6 +137,19 @@ class TtfdView(QWidget):
         item.addItem(self.cursor_line, ignoreBounds=True)
         self.show_cursor(state.cursor)
         item.enableAutoRange()
+
+    def _grew(self, _text: str) -> None:
+        """A live run grew: redraw now if the plot is on screen, else when it is shown."""
+        if self.isVisible():
+            self.rebuild()
+        else:
+            self._stale = True
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self._stale:
+            self._stale = False
+            self.rebuild()
+        super().showEvent(event)
 
     def show_cursor(self, index: int) -> None:
         state = self.session.state

@@ -11,9 +11,10 @@ so far are finished as an ``error`` run and stay on screen (and can be saved).
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
 
 from app.models.session import InspectorSession
 from app.widgets.frame_throttle import FrameThrottle
@@ -22,6 +23,10 @@ from engine.analysis import Analysis, Analyzer
 from engine.formats import make_parser
 from engine.inspector.live import provisional_analysis, refresh_scalars
 from engine.inspector.sources import AnalysisSource
+
+
+#: Seconds of token analysis per frame; a burst faster than that is spread over several frames.
+FEED_BUDGET_S = 0.006
 
 
 class RunController(QObject):
@@ -42,10 +47,13 @@ class RunController(QObject):
         self._request.connect(self.worker.run)
         self.worker.phase.connect(self._on_phase)
         self.worker.prepared.connect(self._on_prepared)
-        self.worker.token.connect(self._on_token)
+        self.worker.tokensReady.connect(self._on_tokens_ready)
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
         self.thread.start()
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)  # never leave the decode thread running at exit
         self.running = False
         self.analyzer: Analyzer | None = None
         self.analysis: Analysis | None = None
@@ -65,6 +73,7 @@ class RunController(QObject):
             return False
         self.running = True
         self.worker.stop_event.clear()
+        self.worker.buffer.clear()
         self.analyzer = None
         self.analysis = None
         self.tools = request.tools
@@ -85,6 +94,8 @@ class RunController(QObject):
 
     def shutdown(self, timeout_ms: int = 30000) -> bool:
         """Stop any run and end the thread (window closing); True if the thread ended."""
+        if self.thread.isFinished():
+            return True
         self.stop()
         self.thread.quit()
         ended = self.thread.wait(timeout_ms)
@@ -102,21 +113,40 @@ class RunController(QObject):
         self.session.show_analysis(self.analysis, source=None)
         self.phaseChanged.emit(f"processing prompt ({plan.prompt_tokens} tokens, {plan.model_name})…")
 
-    def _on_token(self, data: bytes, ms: float, token: int) -> None:
-        self._pending.append((data, ms, token))
-        self.tokens_received += 1
+    def _on_tokens_ready(self) -> None:
+        """The worker buffered tokens: take them all (one queued signal, however many tokens)."""
+        items = self.worker.buffer.take()
+        if items:
+            self._received(items)
+
+    def on_token(self, data: bytes, ms: float, token: int) -> None:
+        """One token from a per-token producer (a signal per token); same path as a batch of one."""
+        self._received([(data, ms, token)])
+
+    def _received(self, items: list[tuple[bytes, float, int]]) -> None:
+        self._pending.extend(items)
+        self.tokens_received += len(items)
         if self._first_ms is None:
-            self._first_ms = ms
+            self._first_ms = items[0][1]
             self.phaseChanged.emit("generating…")
-        self._last_ms = ms
+        self._last_ms = items[-1][1]
         self._feed.request()
 
     def _flush(self) -> None:
+        """Analyse buffered tokens for at most :data:`FEED_BUDGET_S` per frame; the rest waits a frame."""
         if self.analyzer is None or not self._pending:
             return
+        feed = self.analyzer.feed_bytes
+        deadline = time.perf_counter() + FEED_BUDGET_S
+        done = 0
         for data, ms, token in self._pending:
-            self.analyzer.feed_bytes(data, ms, (token,))
-        self._pending.clear()
+            feed(data, ms, (token,))
+            done += 1
+            if done % 64 == 0 and time.perf_counter() > deadline:
+                break
+        del self._pending[:done]
+        if self._pending:
+            self._feed.request()
         assert self.analysis is not None
         refresh_scalars(self.analysis, self.analyzer)
         self.session.grow()
@@ -129,6 +159,7 @@ class RunController(QObject):
         return (self.tokens_received - 1) * 1000.0 / (self._last_ms - self._first_ms)
 
     def _on_finished(self, result) -> None:
+        self.worker.buffer.take()
         self._feed.cancel()
         self._pending.clear()
         self.running = False
@@ -138,8 +169,15 @@ class RunController(QObject):
         self.progress.emit(self.tokens_received, self.tokens_per_second)
         self.ended.emit(analysis)
 
-    def _on_failed(self, message: str) -> None:
+    def drain(self) -> None:
+        """Analyse every buffered token now (the run ended, or a test wants the final state)."""
+        while self._pending and self.analyzer is not None:
+            self._flush()
         self._feed.flush()
+
+    def _on_failed(self, message: str) -> None:
+        self._on_tokens_ready()
+        self.drain()
         self.running = False
         if self.analyzer is not None and self.analyzer.steps:
             analysis = self.analyzer.finish("error")

@@ -2,9 +2,10 @@
 
 The worker object lives on a persistent ``QThread`` that owns the ``Llama``
 (llama-cpp-python is not thread-safe). Requests arrive by a queued signal;
-each token is emitted as ``token(data, ms, token_id)`` for the GUI thread,
+each token is handed to the GUI thread as ``(data, ms, token_id)``,
 which keeps its own analysis of the same bytes (the GUI never touches the
-worker's objects). ``stop_event`` is the only thing other threads touch: the
+worker's objects). Tokens go through a :class:`TokenBuffer`: one "tokens
+ready" signal covers every token decoded since the GUI last looked. ``stop_event`` is the only thing other threads touch: the
 decode loop checks it between tokens, so Stop takes effect within one token
 once prompt processing is over.
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from app.workers.token_buffer import TokenBuffer
 from engine.analysis import SourceInfo
 
 
@@ -52,13 +54,14 @@ class RunPlan:
 class RunWorker(QObject):
     phase = Signal(str)
     prepared = Signal(object)  # RunPlan
-    token = Signal(object, float, int)  # bytes, ms since request start, token id
+    tokensReady = Signal()  # new tokens in :attr:`buffer` (at most one notification in flight)
     finished = Signal(object)  # engine.decode.session.LiveResult
     failed = Signal(str)
 
     def __init__(self) -> None:
         super().__init__()
         self.stop_event = threading.Event()
+        self.buffer = TokenBuffer()
         self._model: Any = None
         self._model_key: str | None = None
 
@@ -112,4 +115,5 @@ class RunWorker(QObject):
         return self._model
 
     def _on_token(self, step: Any, _analyzer: Any) -> None:
-        self.token.emit(step.data, float(step.ms), int(step.token))
+        if self.buffer.push(step.data, float(step.ms), int(step.token)):
+            self.tokensReady.emit()

@@ -131,7 +131,7 @@ class _PrefixDetokenizer:
         while True:
             n = lc.llama_detokenize(self._vocab, self._tokens, self._n, self._buf, self._buf_size, False, True)
             if n >= 0:
-                return self._buf.raw[:n]
+                return ctypes.string_at(self._buf, n)
             self._buf_size = max(-n, self._buf_size * 2)
             self._buf = ctypes.create_string_buffer(self._buf_size)
 

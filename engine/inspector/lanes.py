@@ -5,7 +5,8 @@ arguments growing, content, reasoning, revisions, failures); the chunks the
 current policy emitted, by kind; the atomic baseline's emission; violations.
 Each lane is a dict ``kind -> Series`` (parallel lists of x, step, label) so the
 GUI turns each series into one plot item (20,000 tokens are one item, not
-20,000), and the legend names every kind.
+20,000), and the legend names every kind. Dense kinds (tokens, appended text)
+carry no label: the hover preview describes a position on demand instead.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ LANE_KEYS = (TOKENS, PARSE, WIRE, ATOMIC, VIOLATIONS)
 PARSE_KINDS = ("content", "reasoning", "call opened", "name complete", "arguments", "revised", "failed")
 WIRE_KINDS = ("role", "content", "reasoning", "header", "arguments", "finish")
 
+_DENSE = {"content", "reasoning", "arguments"}  # one mark per token: no label (see module doc)
+
 _EVENT_KIND = {
     ContentAppended: "content",
     ReasoningAppended: "reasoning",
@@ -59,10 +62,11 @@ class Series:
     steps: list[int] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
 
-    def add(self, x: float, step: int, label: str) -> None:
+    def add(self, x: float, step: int, label: str = "") -> None:
         self.xs.append(x)
         self.steps.append(step)
-        self.labels.append(label)
+        if label:
+            self.labels.append(label)
 
     def __len__(self) -> int:
         return len(self.xs)
@@ -120,19 +124,19 @@ class Lanes:
     def sync(self) -> None:
         tb = self.timebase
         tokens = self.lanes[TOKENS].kind("token")
-        for position in range(self._positions, len(tb)):
-            tokens.add(tb.xs[position], tb.steps[position], "")
+        tokens.xs.extend(tb.xs[self._positions :])
+        tokens.steps.extend(tb.steps[self._positions :])
         self._positions = len(tb)
         parse = self.lanes[PARSE]
         for step, event in self.analysis.parse_events[self._events :]:
             kind = _EVENT_KIND.get(type(event), "revised")
             x = tb.x_of_step(step)
-            parse.kind(kind).add(x, step, _event_label(event))
+            parse.kind(kind).add(x, step, "" if kind in _DENSE else _event_label(event))
             self._track_call(event, x)
         self._events = len(self.analysis.parse_events)
         wire = self.lanes[WIRE]
         for chunk in self.analysis.chunks[self._chunks :]:
-            wire.kind(chunk.kind).add(tb.x_of_step(chunk.step), chunk.step, _chunk_label(chunk))
+            wire.kind(chunk.kind).add(tb.x_of_step(chunk.step), chunk.step, "" if chunk.kind in _DENSE else _chunk_label(chunk))
         self._chunks = len(self.analysis.chunks)
         self._rebuild_finished_lanes()
 
