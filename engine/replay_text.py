@@ -25,7 +25,7 @@ def analyze_text(
     """Feed ``text`` ``size`` chars (or bytes) per step through the format's parser and ``policy``."""
     analyzer = Analyzer(
         name,
-        SourceInfo("text", path, format_id, policy),
+        SourceInfo("text", path, format_id, policy, {"thinking": True} if thinking else {}),
         unit,
         rate is not None,
         make_parser(format_id, tools, thinking=thinking),

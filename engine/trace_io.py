@@ -23,6 +23,8 @@ def header_for_analysis(
     extra: dict[str, Any] = {"recorded_policy": analysis.source.policy}
     if analysis.source.path:
         extra["recorded_from"] = analysis.source.path
+    if analysis.source.extra.get("thinking"):
+        extra["thinking"] = True
     return TraceHeader(
         source=kind,
         format=analysis.source.format,
@@ -79,12 +81,15 @@ def analyze_trace(
         extra["recorded_format"] = trace.header.format
     if trace.header.description:
         extra["description"] = trace.header.description
+    thinking = bool(trace.header.extra.get("thinking"))
+    if thinking:
+        extra["thinking"] = True
     analyzer = Analyzer(
         name,
         SourceInfo("trace", trace.path, fmt, policy, extra),
         trace.header.unit,
         trace.timed,
-        make_parser(fmt, trace.header.tools),
+        make_parser(fmt, trace.header.tools, thinking=thinking),
     )
     feed = analyzer.feed_bytes
     with gc_paused():

@@ -120,3 +120,17 @@ def test_console_entry_point_runs_headless(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["runs"][0]["finish_reason"] == "tool_calls"
+
+
+def test_thinking_generation_records_and_replays_as_reasoning(tmp_path, capsys):
+    f = tmp_path / "gen.txt"
+    f.write_text('I should look it up.</think>On it.<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>')
+    trace = tmp_path / "t.jsonl"
+    code, out, _ = cli(capsys, "replay-text", str(f), "--format", "hermes", "--thinking", "--record", str(trace), "--json")
+    assert code == 0
+    first = json.loads(out)["runs"][0]
+    assert first["reasoning"] == "I should look it up."
+    assert first["content"]["final"] == "On it."
+    code, out, _ = cli(capsys, "replay", str(trace), "--json")
+    again = json.loads(out)["runs"][0]
+    assert again["reasoning"] == first["reasoning"] and again["calls"] == first["calls"]

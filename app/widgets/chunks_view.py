@@ -59,6 +59,7 @@ class ChunksView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
         self._picking = False
+        self._raw_shown: tuple[int, int] | None = None
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
         session.analysisChanged.connect(self.rebuild)
         session.cursorChanged.connect(self.show_cursor)
@@ -66,6 +67,7 @@ class ChunksView(QWidget):
     def rebuild(self) -> None:
         state = self.session.state
         self.model.set_chunks(state.chunk_index if state else None, 0)
+        self._raw_shown = None
         self.raw.clear()
         self.accumulated.clear()
 
@@ -77,7 +79,16 @@ class ChunksView(QWidget):
         self.model.set_visible(count)
         if not self._picking and count:
             self.table.scrollToBottom()
+        current = self.table.currentIndex()
+        if not self._picking and count and not (current.isValid() and current.row() < count):
+            self._show_raw(count - 1)  # nothing picked: the newest chunk the client has
         self._show_accumulated(count)
+
+    def _show_raw(self, number: int) -> None:
+        state = self.session.state
+        if state is not None and self._raw_shown != (id(state), number):
+            self._raw_shown = (id(state), number)
+            self.raw.setPlainText(state.chunk_index.raw_json(number))
 
     def _show_accumulated(self, count: int) -> None:
         state = self.session.state
@@ -100,7 +111,7 @@ class ChunksView(QWidget):
         if not current.isValid() or self.session.state is None:
             return
         number = current.row()
-        self.raw.setPlainText(self.session.state.chunk_index.raw_json(number))
+        self._show_raw(number)
         self._picking = True
         try:
             self.session.pick_chunk(number)

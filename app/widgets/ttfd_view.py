@@ -74,7 +74,7 @@ class TtfdView(QWidget):
         _style_plot(self.plot)
         self.plot.getPlotItem().setLabel("left", "tool-call bytes delivered", color="#9aa4b2")
         self.plot.getPlotItem().setMouseEnabled(x=True, y=False)
-        self.legend = self.plot.getPlotItem().addLegend(offset=(10, -40), labelTextColor="#c7cdd6", brush=pg.mkBrush(theme.qcolor("#1d2026", 220)))
+        self.legend = self.plot.getPlotItem().addLegend(offset=(-10, -40), labelTextColor="#c7cdd6", brush=pg.mkBrush(theme.qcolor("#1d2026", 220)))
         self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(theme.CURSOR, width=1.5))
         self.scatter_plot = pg.PlotWidget(background=theme.PANEL)
         _style_plot(self.scatter_plot)

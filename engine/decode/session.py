@@ -29,7 +29,7 @@ from engine.decode.loop import Generation, GenerationStats, SamplerSettings, Tok
 from engine.decode.model import LoadedModel, file_sha256
 from engine.decode.prompting import AUTO, PromptPlan, plan_prompt
 from engine.decode.templates import ChatTemplate
-from engine.formats import make_parser
+from engine.formats import make_parser, prompt_opens_reasoning
 from engine.policies import POLICY_IDS
 from engine.trace import TraceHeader, TraceWriter
 
@@ -99,6 +99,11 @@ class LiveRun:
 
     # ------------------------------------------------------------ running
 
+    @property
+    def thinking(self) -> bool:
+        """The prompt left the model inside a ``<think>`` block: the generation starts as reasoning."""
+        return prompt_opens_reasoning(self.plan.prompt)
+
     def source_info(self) -> SourceInfo:
         s = self.settings
         extra = {
@@ -111,6 +116,7 @@ class LiveRun:
             "forced": self.grammar.describe() if self.grammar else ("a custom grammar" if s.grammar else None),
             "sampler": s.sampler.to_json(),
             "max_tokens": s.max_tokens,
+            "thinking": self.thinking,
         }
         return SourceInfo("model", self.model.info.path, self.plan.format_id, s.policy, extra)
 
@@ -133,13 +139,14 @@ class LiveRun:
                 "prompt": self.plan.prompt,
                 "prompt_tokens": len(self.prompt_tokens),
                 "grammar": self.gbnf,
+                "thinking": self.thinking,
             },
         )
 
     def run(self, stop: threading.Event | None = None, on_token: TokenCallback | None = None) -> LiveResult:
         """Generate, analysing (and recording) each token as it arrives; returns the finished analysis."""
         s = self.settings
-        analyzer = Analyzer(s.name, self.source_info(), "token", True, make_parser(self.plan.format_id, s.tools))
+        analyzer = Analyzer(s.name, self.source_info(), "token", True, make_parser(self.plan.format_id, s.tools, thinking=self.thinking))
         # Buffered, not flushed per token: a flush is a write syscall per token on the hot path (about a
         # third of callscope's per-token cost); a crash still leaves a readable, truncated trace.
         writer = TraceWriter(s.record, self.trace_header(), flush_each=False) if s.record else None

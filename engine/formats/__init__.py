@@ -44,6 +44,11 @@ def supports_thinking(format_id: str) -> bool:
     return "thinking" in inspect.signature(parser_class(format_id)).parameters
 
 
+def prompt_opens_reasoning(prompt: str) -> bool:
+    """True when a rendered prompt leaves the model inside a ``<think>`` block (Qwen3, DeepSeek thinking mode)."""
+    return prompt.rstrip().endswith("<think>")
+
+
 def make_parser(format_id: str, tools: list[dict[str, Any]] | None = None, thinking: bool = False) -> FormatParser:
     """A fresh parser for ``format_id``; ``tools`` is the request's OpenAI ``tools`` array.
 
@@ -57,4 +62,4 @@ def make_parser(format_id: str, tools: list[dict[str, Any]] | None = None, think
     return cls(tools)
 
 
-__all__ = ["FORMAT_IDS", "FormatParser", "UnknownFormat", "make_parser", "parser_class", "supports_thinking"]
+__all__ = ["FORMAT_IDS", "FormatParser", "UnknownFormat", "make_parser", "parser_class", "prompt_opens_reasoning", "supports_thinking"]
