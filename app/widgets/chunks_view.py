@@ -41,6 +41,7 @@ class ChunksView(QWidget):
         self.raw = QPlainTextEdit()
         self.raw.setReadOnly(True)
         self.raw.setFont(theme.mono_font(9))
+        self.raw.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.raw.setPlaceholderText("Select a chunk to see the chat.completion.chunk JSON a client received.")
         self.accumulated = QTextBrowser()
         self.accumulated.setFont(theme.mono_font(9))

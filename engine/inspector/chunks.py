@@ -84,8 +84,9 @@ class ChunkIndex:
             fragment_text(chunk),
         )
 
-    def raw_json(self, number: int) -> str:
-        return json.dumps(chunk_json(self.analysis.chunks[number], self.analysis.identity), ensure_ascii=False, indent=2)
+    def raw_json(self, number: int, indent: int | None = None) -> str:
+        """The ``chat.completion.chunk`` as the client received it (compact, like the SSE line)."""
+        return json.dumps(chunk_json(self.analysis.chunks[number], self.analysis.identity), ensure_ascii=False, indent=indent)
 
     def delta_steps(self) -> list[int]:
         """Distinct steps at which something other than the role chunk went out."""
