@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.models.session import InspectorSession
-from app.widgets import theme
 from app.widgets.chunks_view import ChunksView
 from app.widgets.compare_view import CompareView
 from app.widgets.dialogs import PasteDialog, RunDialog, RunValues, ShortcutsDialog, choose_folder, describe_shortcuts
@@ -433,11 +432,11 @@ class MainWindow(QMainWindow):
             action.triggered.connect(lambda _c=False, p=path: self.open_path(p))
         self.recent_menu.setEnabled(bool(files))
 
-    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def dragEnterEvent(self, event) -> None:
         if event.mimeData().hasUrls():
             event.acceptProposedAction()
 
-    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def dropEvent(self, event) -> None:
         for url in event.mimeData().urls():
             if url.isLocalFile():
                 self.open_path(url.toLocalFile())
@@ -465,7 +464,7 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.cursor_label.setText(f"{state.analysis.unit} {state.timebase.step(index)}")
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.driver.pause()
         if self._runs is not None:
             self._runs.shutdown()

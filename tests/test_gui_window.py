@@ -177,6 +177,7 @@ def test_selecting_a_chunk_moves_the_cursor_and_marks_its_text(window):
     assert json.loads(window.chunks_view.raw.toPlainText())["choices"][0]["delta"]["tool_calls"][0]["index"] == 0
     assert window.text_view.picked_span() == state.spans.chunk_span(a.chunks, number)
     assert window.chunks_view.model.rowCount() == len(a.chunks_until(a.chunks[number].step))
+    window.chunks_view.details.setCurrentWidget(window.chunks_view.accumulated)
     assert "get_weather" in window.chunks_view.accumulated.toPlainText()
 
 
@@ -318,13 +319,13 @@ def test_gui_screenshot_renders_and_exits(tmp_path):
     out = tmp_path / "shot.png"
     done = subprocess.run(
         [sys.executable, "-m", "app", "gui", str(PARALLEL), "--screenshot", str(out), "--at", "40"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )
     assert done.returncode == 0, done.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = tmp_path / "bad.jsonl"
     bad.write_text("nonsense\n")
     done = subprocess.run(
-        [sys.executable, "-m", "app", "gui", str(bad), "--screenshot", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "app", "gui", str(bad), "--screenshot", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 2 and "neither a callscope trace" in done.stderr

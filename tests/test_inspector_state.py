@@ -332,7 +332,7 @@ def test_compare_aligns_policies_by_step():
     left, right = hermes_run(), hermes_run(policy="atomic")
     c = compare(left, right)
     steps = [r.step for r in c.rows]
-    assert steps == sorted(set(ch.step for ch in left.chunks) | set(ch.step for ch in right.chunks))
+    assert steps == sorted({ch.step for ch in left.chunks} | {ch.step for ch in right.chunks})
     assert c.differing > 0
     assert c.rows[-1].left_bytes == c.rows[-1].right_bytes > 0
 
@@ -366,3 +366,33 @@ def test_sources_report_user_errors(tmp_path):
     source = AnalysisSource([hermes_run()])
     assert source.analyses("atomic")[0].source.policy == "atomic"
     assert source.analyses("incremental")[0] is source.items[0]
+
+
+# ----------------------------------------------------------------- live growth
+
+
+def test_a_live_analysis_grows_and_every_structure_follows():
+    from engine.analysis import Analyzer, SourceInfo
+    from engine.formats import make_parser
+    from engine.inspector.live import RUNNING, provisional_analysis, refresh_scalars
+
+    text = render("hermes", [("get_weather", {"city": "Paris"})], content="ok").encode()
+    analyzer = Analyzer("live", SourceInfo("model", None, "hermes", "incremental"), "token", True, make_parser("hermes"))
+    live = provisional_analysis(analyzer)
+    state = InspectorState(live)
+    assert state.live and live.finish_cause == RUNNING and state.last == 0
+    shown = []
+    for i in range(0, len(text), 5):
+        analyzer.feed_bytes(text[i : i + 5], float(i))
+        refresh_scalars(live, analyzer)
+        shown.append(state.sync())
+        step = state.timebase.steps[-1]
+        assert state.parse_cursor.at(step).calls == analyzer.parser.snapshot().calls
+        assert state.chunk_index.count_until(step) == len(analyzer.chunks)
+    assert "".join(shown) == text.decode()
+    assert state.lanes[TOKENS].kind("token").xs == [float(i) for i in range(0, len(text), 5)]
+    assert live.ttfd_streaming.step is not None
+    final = analyzer.finish("stop")
+    done = InspectorState(final)
+    assert done.parse_cursor.at(final.last_step) == final.parse_at(final.last_step)
+    assert not done.live

@@ -7,7 +7,6 @@ import os
 
 from app.commands.common import CliError, check_format, check_policy
 
-
 TABS = ("deltas", "reconciliation", "ttfd", "compare")
 
 

@@ -100,8 +100,12 @@ class InspectorSession(QObject):
 
     # ------------------------------------------------------------ live growth
 
-    def grow(self) -> None:
-        """The shown (live) analysis gained steps: index them; panes hear about it once per frame."""
+    def grow(self, redraw_now: bool = False) -> None:
+        """The shown (live) analysis gained steps: index them; panes hear about it once per frame.
+
+        ``redraw_now``: the caller is itself throttled to a frame (the run controller's
+        feed), so panes are told at once, in the same event-loop turn as the analysis.
+        """
         if self.state is None:
             return
         follow = self.state.cursor >= self.state.last
@@ -111,6 +115,8 @@ class InspectorSession(QObject):
         if follow:
             self.state.cursor = self.state.last
         self._growth.request()
+        if redraw_now:
+            self._growth.flush()
 
     def _emit_growth(self) -> None:
         text = "".join(self._grown_text)

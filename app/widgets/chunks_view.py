@@ -10,7 +10,17 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QPlainTextEdit, QSplitter, QTableView, QTabWidget, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QPlainTextEdit,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.models.chunk_model import ChunkTableModel
 from app.models.session import InspectorSession
@@ -50,6 +60,8 @@ class ChunksView(QWidget):
         details.addTab(self.raw, "Raw chunk JSON")
         details.addTab(self.accumulated, "Arguments so far")
         self.details = details
+        self._accumulated_count = 0
+        details.currentChanged.connect(lambda _i: self._show_accumulated(self._accumulated_count))
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(details)
@@ -92,6 +104,9 @@ class ChunksView(QWidget):
             self.raw.setPlainText(state.chunk_index.raw_json(number))
 
     def _show_accumulated(self, count: int) -> None:
+        if not self.accumulated.isVisible():
+            self._accumulated_count = count  # drawn when its tab is shown
+            return
         state = self.session.state
         assert state is not None
         calls = state.chunk_index.call_arguments_until(count)

@@ -46,15 +46,15 @@ class ElidedLabel(QLabel):
         self._minimum = minimum
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()
         return QSize(min(hint.width(), self._minimum), hint.height())
 
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+    def setText(self, text: str) -> None:
         super().setText(text)
         self.setToolTip(text)
 
-    def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def paintEvent(self, event) -> None:
         rect = self.contentsRect()
         metrics = self.fontMetrics()
         text = self.text()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
 from app.models.session import InspectorSession
@@ -41,7 +41,7 @@ class TokenHighlighter(QSyntaxHighlighter):
             self._formats[key] = fmt
         return fmt
 
-    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
+    def highlightBlock(self, text: str) -> None:
         spans = self.spans
         if spans is None or not text:
             return
@@ -225,7 +225,7 @@ class GeneratedTextView(QPlainTextEdit):
             return
         bar.setValue(max(0, line - visible // 2))
 
-    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
         state = self.session.state
         if state is None or self.textCursor().hasSelection():

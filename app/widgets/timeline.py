@@ -69,7 +69,7 @@ class TimelinePlot(pg.PlotWidget):
     hoveredX = Signal(float)
     left = Signal()
 
-    def leaveEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def leaveEvent(self, event) -> None:
         self.left.emit()
         super().leaveEvent(event)
 
@@ -102,6 +102,7 @@ class TimelineView(QWidget):
         item.getAxis("left").setStyle(tickLength=0)
         self._items: list[pg.GraphicsObject] = []  # call bars and labels, redrawn whole
         self._series: dict[tuple[str, str], pg.GraphicsObject] = {}  # one item per (lane, kind)
+        self._ticks_data: dict[tuple[str, str], tuple[np.ndarray, float, float]] = {}  # all ticks of a tick series
         self.cursor_line = pg.InfiniteLine(
             angle=90, movable=True, pen=pg.mkPen(theme.CURSOR, width=2), hoverPen=pg.mkPen("#ffe39a", width=3)
         )
@@ -119,6 +120,7 @@ class TimelineView(QWidget):
         self.plot.scene().sigMouseMoved.connect(self._mouse_moved)
         self.plot.scene().sigMouseClicked.connect(self._mouse_clicked)
         self.plot.left.connect(self._mouse_left)
+        self.plot.getPlotItem().getViewBox().sigXRangeChanged.connect(lambda *_: self._refresh_ticks())
         session.analysisChanged.connect(self.rebuild)
         session.cursorChanged.connect(self.show_cursor)
         session.hoverChanged.connect(self.show_hover)
@@ -136,8 +138,8 @@ class TimelineView(QWidget):
         ticks = [(LANE_Y[key], lanes[key].title) for key in LANE_Y]
         item.getAxis("left").setTicks([ticks])
         item.setLabel("bottom", "time (ms)" if state.timebase.timed else f"step ({state.analysis.unit})", color="#9aa4b2")
-        self._draw_lanes()
         self._fit_x(0.02)
+        self._draw_lanes()
 
     def _clear(self) -> None:
         item = self.plot.getPlotItem()
@@ -145,6 +147,7 @@ class TimelineView(QWidget):
             item.removeItem(old)
         self._items.clear()
         self._series.clear()
+        self._ticks_data.clear()
 
     def _draw_lanes(self) -> None:
         """Create or update one item per (lane, kind); call bars and labels are few and redrawn whole."""
@@ -175,7 +178,8 @@ class TimelineView(QWidget):
                 existing = self._series.get((key, kind))
                 if kind in TICK_KINDS:
                     height = 0.25 if key == TOKENS else 0.18
-                    px, py = _tick_points(xs, y, height)
+                    self._ticks_data[(key, kind)] = (xs, y, height)
+                    px, py = _tick_points(self._visible_ticks(xs), y, height)
                     if existing is not None:
                         existing.setData(px, py)
                         continue
@@ -194,12 +198,39 @@ class TimelineView(QWidget):
                 item.addItem(graphic)
 
     def drawn(self) -> dict[tuple[str, str], int]:
-        """(lane, kind) -> how many marks are drawn (tests, and a sanity check for live growth)."""
+        """(lane, kind) -> how many marks the lane holds (tests, and a sanity check for live growth)."""
         counts = {}
         for key, graphic in self._series.items():
-            data = graphic.getData() if hasattr(graphic, "getData") else (graphic.data["x"], None)
-            counts[key] = len(data[0]) // (2 if key[1] in TICK_KINDS else 1) if data[0] is not None else 0
+            if key in self._ticks_data:
+                counts[key] = len(self._ticks_data[key][0])
+            else:
+                counts[key] = len(graphic.getData()[0])
         return counts
+
+    def _visible_ticks(self, xs: np.ndarray) -> np.ndarray:
+        """At most one tick per pixel column of the current view (20,000 tokens draw as ~1,200 lines).
+
+        Ticks closer than a pixel overlap on screen anyway; drawing each one made a
+        live frame of a long run cost 20+ ms of painting.
+        """
+        vb = self.plot.getPlotItem().getViewBox()
+        (x0, x1), _ = vb.viewRange()
+        width = max(1.0, vb.width())
+        if len(xs) <= width or x1 <= x0:
+            return xs
+        pixel = (x1 - x0) / width
+        shown = xs[(xs >= x0 - pixel) & (xs <= x1 + pixel)]
+        if len(shown) <= width:
+            return shown
+        _, first = np.unique(np.floor((shown - x0) / pixel), return_index=True)
+        return shown[first]
+
+    def _refresh_ticks(self) -> None:
+        """The view was zoomed or panned: re-pick which ticks to draw."""
+        for key, (xs, y, height) in self._ticks_data.items():
+            graphic = self._series.get(key)
+            if graphic is not None:
+                graphic.setData(*_tick_points(self._visible_ticks(xs), y, height))
 
     def _annotate_atomic(self) -> None:
         """Say in words what the atomic lane's lone marker means."""
@@ -223,8 +254,8 @@ class TimelineView(QWidget):
         """A live run grew: update each lane item's data and widen the x range."""
         if self.session.state is None:
             return
-        self._draw_lanes()
         self._fit_x(0.05)
+        self._draw_lanes()
 
     def _fit_x(self, pad_fraction: float) -> None:
         """Show the whole stream; zooming out is limited to half its span either side (limits first)."""
@@ -306,9 +337,7 @@ def _tick_points(xs: np.ndarray, y: float, height: float) -> tuple[np.ndarray, n
 
 def _ticks(px: np.ndarray, py: np.ndarray, color: str) -> pg.PlotDataItem:
     """Vertical tick marks: one line item drawn as point pairs (connect='pairs')."""
-    item = pg.PlotDataItem(px, py, connect="pairs", pen=pg.mkPen(theme.qcolor(color, 210), width=1), antialias=False)
-    _cache(item)
-    return item
+    return pg.PlotDataItem(px, py, connect="pairs", pen=pg.mkPen(theme.qcolor(color, 210), width=1), antialias=False)
 
 
 def _cache(item: pg.GraphicsObject) -> None:

@@ -21,6 +21,7 @@ from app.widgets import theme
 from engine.analysis import Analysis
 from engine.inspector.live import RUNNING
 from engine.inspector.ttfd import TtfdCurves, TtfdPoint, describe_first, ttfd_curves, ttfd_point
+from engine.report import ttfd_gain
 
 
 def _stairs(xs: list[float], ys: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -134,9 +135,31 @@ class TtfdView(QWidget):
                 top = max(curves.policy.total, curves.atomic.total, 1)
                 label.setPos(x, top * (1.0 if curve is curves.policy else 0.86))
                 item.addItem(label, ignoreBounds=True)
+        self._annotate_gap(curves, state)
         item.addItem(self.cursor_line, ignoreBounds=True)
         self.show_cursor(state.cursor)
         item.enableAutoRange()
+
+    def _annotate_gap(self, curves: TtfdCurves, state) -> None:
+        """A bracket between the two first deltas, labelled with the gain (the point of the plot)."""
+        a = state.analysis
+        if a.source.policy == "atomic" or curves.policy.first.step is None or curves.atomic.first.step is None:
+            return
+        x0 = state.timebase.x_of_step(curves.policy.first.step)
+        x1 = state.timebase.x_of_step(curves.atomic.first.step)
+        if x1 <= x0:
+            return
+        y = max(curves.policy.total, 1) * 0.5
+        item = self.plot.getPlotItem()
+        item.addItem(pg.PlotDataItem([x0, x1], [y, y], pen=pg.mkPen(theme.qcolor(theme.TEXT, 170), width=1.5,
+                                                                     style=Qt.PenStyle.DashLine)), ignoreBounds=True)
+        for x, angle in ((x0, 0), (x1, 180)):
+            item.addItem(pg.ArrowItem(pos=(x, y), angle=angle, headLen=9, tailLen=0, brush=theme.TEXT, pen=None), ignoreBounds=True)
+        gain = ttfd_gain(a) or ""
+        earlier = f"{(x1 - x0) / 1000:.1f} s earlier" if state.timebase.timed else f"{x1 - x0:.0f} {a.unit}s earlier"
+        label = pg.TextItem(f"{earlier} · {gain}" if gain else earlier, color=theme.TEXT, anchor=(0.5, 1.1))
+        label.setPos((x0 + x1) / 2, y)
+        item.addItem(label, ignoreBounds=True)
 
     def _grew(self, _text: str) -> None:
         """A live run grew: redraw now if the plot is on screen, else when it is shown."""
@@ -145,7 +168,7 @@ class TtfdView(QWidget):
         else:
             self._stale = True
 
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def showEvent(self, event) -> None:
         if self._stale:
             self._stale = False
             self.rebuild()

@@ -24,9 +24,8 @@ from engine.formats import make_parser
 from engine.inspector.live import provisional_analysis, refresh_scalars
 from engine.inspector.sources import AnalysisSource
 
-
 #: Seconds of token analysis per frame; a burst faster than that is spread over several frames.
-FEED_BUDGET_S = 0.006
+FEED_BUDGET_S = 0.004
 
 
 class RunController(QObject):

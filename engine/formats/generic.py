@@ -36,9 +36,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from engine.formats.base import FormatParser
 from engine.formats.json_calls import CallReader
 from engine.formats.json_scan import VALUE_END, VALUE_START, JsonScanner, JsonStringDecoder
+from engine.formats.text_state import PieceMachine, skip_space
 
 _START, _OBJECT, _AFTER, _CONTENT = range(4)
 
@@ -56,14 +56,14 @@ def _descend(depth: int, slot: object) -> bool:
     return depth == 2 and isinstance(slot, int)  # an element of "tool_calls"
 
 
-class Parser(FormatParser):
+class Parser(PieceMachine):
     format_id = "generic"
     description = 'llama.cpp generic JSON: {"tool_calls": [...]} / {"tool_call": {...}} / {"response": "..."}'
 
+    _content_state = _CONTENT
+
     def __init__(self, tools: list[dict[str, Any]] | None = None) -> None:
-        super().__init__(tools)
-        self._state = _START
-        self._pending = ""
+        super().__init__(tools, _START)
         self._scanner = JsonScanner(report_depth=3, descend=_descend)
         self._top_key: object = None  # the member of the wrapper object being read
         self._reader: CallReader | None = None
@@ -75,23 +75,9 @@ class Parser(FormatParser):
         self._response_raw = False
         self._response_from = 0
 
-    # ------------------------------------------------------------ driving
-
-    def _feed(self, text: str) -> None:
-        if self._pending:
-            text = self._pending + text
-            self._pending = ""
-        self._run(text, 0)
-
-    def _run(self, text: str, pos: int) -> None:
-        handlers = self._handlers
-        while pos < len(text):
-            text, pos = handlers[self._state](self, text, pos)
-
     def _finish(self) -> None:
         if self._state == _START:
-            self._content(self._pending)
-            self._pending = ""
+            self._content(self._take_pending())
         elif self._state == _OBJECT:
             if self._holding:
                 self._run(*self._give_up_held(""))
@@ -102,13 +88,10 @@ class Parser(FormatParser):
     # ------------------------------------------------------------ states
 
     def _at_start(self, text: str, pos: int) -> tuple[str, int]:
-        start = pos
-        n = len(text)
-        while start < n and text[start].isspace():
-            start += 1
-        if start >= n:
+        start = skip_space(text, pos)
+        if start >= len(text):
             self._pending = text[pos:]
-            return text, n
+            return text, len(text)
         if text[start] == "{":
             self._state = _OBJECT
             return text, pos  # the scanner skips the whitespace; it is held with the object
@@ -118,14 +101,6 @@ class Parser(FormatParser):
     def _in_content(self, text: str, pos: int) -> tuple[str, int]:
         self._content(text[pos:])
         return text, len(text)
-
-    def _after(self, text: str, pos: int) -> tuple[str, int]:
-        n = len(text)
-        while pos < n and text[pos].isspace():
-            pos += 1
-        if pos < n:
-            self._state = _CONTENT
-        return text, pos
 
     def _in_object(self, text: str, pos: int) -> tuple[str, int]:
         events, stop = self._scanner.feed(text, pos)
@@ -237,6 +212,6 @@ class Parser(FormatParser):
     _handlers: ClassVar[dict[int, Callable[..., tuple[str, int]]]] = {
         _START: _at_start,
         _OBJECT: _in_object,
-        _AFTER: _after,
+        _AFTER: PieceMachine._layout_then_content,
         _CONTENT: _in_content,
     }

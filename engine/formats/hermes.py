@@ -49,9 +49,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from engine.formats.base import FormatParser
-from engine.formats.json_calls import CallObjectScan
+from engine.formats.json_calls import CallObjectMachine, CallObjectScan
 from engine.formats.markers import find_first, held_back_from
+from engine.formats.text_state import skip_space
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
@@ -71,52 +71,20 @@ CONTENT_MARKERS = (OPEN, END_THINK)
 ) = range(8)
 
 
-def _skip_space(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n and text[pos].isspace():
-        pos += 1
-    return pos
-
-
-class Parser(FormatParser):
+class Parser(CallObjectMachine):
     format_id = "hermes"
     description = "Hermes 2 Pro / Qwen2.5: <tool_call>{json}</tool_call> blocks, optional <think> reasoning"
 
+    _content_state = _CONTENT
+    _opener = OPEN
+
     def __init__(self, tools: list[dict[str, Any]] | None = None, *, thinking: bool = False) -> None:
-        super().__init__(tools)
-        self._state = _REASONING if thinking else _START
-        self._pending = ""  # text to re-examine with the next piece (a possible marker, held whitespace)
+        super().__init__(tools, _REASONING if thinking else _START)
         self._reasoning_begun = False  # leading whitespace of the reasoning block skipped
-        self._call: CallObjectScan | None = None
-        self._held: list[str] = []  # the <tool_call> block so far, while the call has not opened
-
-    # ------------------------------------------------------------ driving
-
-    def _feed(self, text: str) -> None:
-        if self._pending:
-            text = self._pending + text
-            self._pending = ""
-        self._run(text, 0)
-
-    def _run(self, text: str, pos: int) -> None:
-        handlers = self._handlers
-        while pos < len(text):
-            text, pos = handlers[self._state](self, text, pos)
 
     def _finish(self) -> None:
-        while True:
-            if self._state == _CALL and self._call is not None:
-                if not self._call.opened:
-                    self._run(*self._not_a_call(""))
-                    continue
-                self._call.truncate()
-                self._call = None
-            break
-        pending, self._pending = self._pending, ""
-        self._settle(pending)
-
-    def _settle(self, pending: str) -> None:
-        """End of generation: what to do with held-back text in the current state."""
+        self._settle_call()
+        pending = self._take_pending()
         if not pending:
             return
         if self._state == _REASONING:
@@ -128,23 +96,28 @@ class Parser(FormatParser):
     # ------------------------------------------------------------ states
 
     def _at_start(self, text: str, pos: int) -> tuple[str, int]:
-        end = _skip_space(text, pos)
+        end = skip_space(text, pos)
         self._content(text[pos:end])  # llama.cpp keeps whitespace before <think> as content
-        rest = text[end:]
-        if not rest:
-            return text, len(text)
-        if rest.startswith(THINK):
-            self._state = _REASONING
-            return text, end + len(THINK)
-        if THINK.startswith(rest):
+        return self._marker_or_content(text, end, THINK, _REASONING)
+
+    def _after_think(self, text: str, pos: int) -> tuple[str, int]:
+        return self._marker_or_content(text, skip_space(text, pos), THINK, _REASONING)
+
+    def _marker_or_content(self, text: str, pos: int, marker: str, then: int) -> tuple[str, int]:
+        """At ``pos``: ``marker`` (go to ``then`` after it), a prefix of it (wait), or content from here."""
+        rest = text[pos:]
+        if rest.startswith(marker):
+            self._state = then
+            return text, pos + len(marker)
+        if marker.startswith(rest):  # also an empty rest: the next piece decides
             self._pending = rest
             return text, len(text)
         self._state = _CONTENT
-        return text, end
+        return text, pos
 
     def _in_reasoning(self, text: str, pos: int) -> tuple[str, int]:
         if not self._reasoning_begun:
-            pos = _skip_space(text, pos)
+            pos = skip_space(text, pos)
             if pos >= len(text):
                 return text, pos
             self._reasoning_begun = True
@@ -159,20 +132,6 @@ class Parser(FormatParser):
         self._reasoning(body)
         self._pending = text[pos + len(body) :]
         return text, len(text)
-
-    def _after_think(self, text: str, pos: int) -> tuple[str, int]:
-        pos = _skip_space(text, pos)
-        rest = text[pos:]
-        if not rest:
-            return text, pos
-        if rest.startswith(THINK):
-            self._state = _REASONING
-            return text, pos + len(THINK)
-        if THINK.startswith(rest):
-            self._pending = rest
-            return text, len(text)
-        self._state = _CONTENT
-        return text, pos
 
     def _in_content(self, text: str, pos: int) -> tuple[str, int]:
         found = find_first(text, CONTENT_MARKERS, pos)
@@ -191,44 +150,12 @@ class Parser(FormatParser):
             self._held = [OPEN]
         return text, at + len(marker)
 
-    def _in_call(self, text: str, pos: int) -> tuple[str, int]:
-        call = self._call
-        stop = call.feed(text, pos)
-        if call.failed:
-            return self._not_a_call(text[pos:])
-        if call.done:
-            self._state = _SKIP_BLOCK if call.scanner.failed else _AFTER_CALL
-            self._call = None
-            self._held = []
-            return text, stop
-        if call.opened:
-            self._held = []
-        else:
-            self._held.append(text[pos:])
-        return text, len(text)
-
-    def _not_a_call(self, rest: str) -> tuple[str, int]:
-        """The held block is not a call: its tag becomes content, scanning resumes after it."""
-        held = "".join(self._held) + rest
-        self._held = []
-        self._call = None
-        self._content(OPEN)
-        self._state = _CONTENT
-        return held[len(OPEN) :], 0
+    def _call_done(self, call: CallObjectScan) -> None:
+        self._state = _SKIP_BLOCK if call.scanner.failed else _AFTER_CALL
 
     def _after_call(self, text: str, pos: int) -> tuple[str, int]:
-        pos = _skip_space(text, pos)
-        rest = text[pos:]
-        if not rest:
-            return text, pos
-        if rest.startswith(CLOSE):
-            self._state = _AFTER_CLOSE
-            return text, pos + len(CLOSE)
-        if CLOSE.startswith(rest):
-            self._pending = rest
-            return text, len(text)
-        self._state = _CONTENT  # the closer is missing: content resumes here
-        return text, pos
+        # anything but </tool_call> after the object: the closer is missing, content resumes there
+        return self._marker_or_content(text, skip_space(text, pos), CLOSE, _AFTER_CLOSE)
 
     def _skip_block(self, text: str, pos: int) -> tuple[str, int]:
         end = text.find(CLOSE, pos)
@@ -238,19 +165,13 @@ class Parser(FormatParser):
         self._pending = text[held_back_from(text, (CLOSE,), pos) :]
         return text, len(text)
 
-    def _after_close(self, text: str, pos: int) -> tuple[str, int]:
-        pos = _skip_space(text, pos)
-        if pos < len(text):
-            self._state = _CONTENT
-        return text, pos
-
     _handlers: ClassVar[dict[int, Callable[..., tuple[str, int]]]] = {
         _START: _at_start,
         _REASONING: _in_reasoning,
         _AFTER_THINK: _after_think,
         _CONTENT: _in_content,
-        _CALL: _in_call,
+        _CALL: CallObjectMachine._in_call,
         _AFTER_CALL: _after_call,
         _SKIP_BLOCK: _skip_block,
-        _AFTER_CLOSE: _after_close,
+        _AFTER_CLOSE: CallObjectMachine._layout_then_content,
     }

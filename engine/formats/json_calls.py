@@ -30,7 +30,7 @@ helpers. The rules it keeps:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.formats.json_scan import (
     VALUE_END,
@@ -39,6 +39,7 @@ from engine.formats.json_scan import (
     JsonStringDecoder,
     decode_string_body,
 )
+from engine.formats.text_state import PieceMachine
 
 if TYPE_CHECKING:
     from engine.formats.base import FormatParser
@@ -315,4 +316,64 @@ class ArgumentsValueScan:
             self.parser._arguments(self.index, piece)
 
 
-__all__ = ["ARGUMENT_KEYS", "ArgumentsValueScan", "CallObjectScan", "CallReader"]
+class CallObjectMachine(PieceMachine):
+    """A format whose call is one bare JSON object after a marker (hermes, llama3_json, emulated).
+
+    The attempt (the marker and the object so far) is held in ``_held`` until
+    the call opens; if it turns out not to be a call first, :meth:`_not_a_call`
+    decides what of it is content. By default that is the opener
+    (``_opener``) alone, and scanning resumes right after it.
+    """
+
+    #: The marker whose text is released when the attempt is not a call.
+    _opener: ClassVar[str] = ""
+
+    def __init__(self, tools: list[dict[str, Any]] | None, state: int) -> None:
+        super().__init__(tools, state)
+        self._call: CallObjectScan | None = None
+        self._held: list[str] = []  # the attempt so far, while the call has not opened
+
+    def _in_call(self, text: str, pos: int) -> tuple[str, int]:
+        call = self._call
+        stop = call.feed(text, pos)
+        if call.failed:
+            return self._not_a_call(text[pos:])
+        if call.done:
+            self._call_done(call)
+            self._call = None
+            self._held = []
+            return text, stop
+        if call.opened:
+            self._held = []
+        else:
+            self._held.append(text[pos:])
+        return text, len(text)
+
+    def _call_done(self, call: CallObjectScan) -> None:  # pragma: no cover - abstract
+        """The object closed (or broke after the call opened): set the state that follows."""
+        raise NotImplementedError
+
+    def _not_a_call(self, rest: str) -> tuple[str, int]:
+        """The held attempt is not a call: its opener is content, scanning resumes right after it."""
+        held = "".join(self._held) + rest
+        self._held = []
+        self._call = None
+        self._state = self._content_state
+        self._content(self._opener)
+        return held[len(self._opener) :], 0
+
+    def _holding_attempt(self) -> bool:
+        """An attempt is held that has not opened a call."""
+        call = self._call
+        return call is not None and not call.opened
+
+    def _settle_call(self) -> None:
+        """End of generation: a held attempt is re-read as not a call; an open call keeps its arguments."""
+        while self._holding_attempt():
+            self._run(*self._not_a_call(""))
+        if self._call is not None:
+            self._call.truncate()
+            self._call = None
+
+
+__all__ = ["ARGUMENT_KEYS", "ArgumentsValueScan", "CallObjectMachine", "CallObjectScan", "CallReader"]

@@ -33,54 +33,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from engine.formats.base import FormatParser
-from engine.formats.json_calls import CallObjectScan
-from engine.formats.markers import held_back_from
+from engine.formats.json_calls import CallObjectMachine, CallObjectScan
+from engine.formats.text_state import skip_space
 
 PYTHON_TAG = "<|python_tag|>"
 
 _START, _CONTENT, _CALL, _AFTER_CALL, _NEXT = range(5)
 
 
-def _skip_space(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n and text[pos].isspace():
-        pos += 1
-    return pos
-
-
-class Parser(FormatParser):
+class Parser(CallObjectMachine):
     format_id = "llama3_json"
     description = 'Llama 3.1/3.2: [<|python_tag|>]{"name": ..., "parameters": {...}} calls separated by ";"'
 
+    _content_state = _CONTENT
+
     def __init__(self, tools: list[dict[str, Any]] | None = None) -> None:
-        super().__init__(tools)
-        self._state = _START
+        super().__init__(tools, _START)
         self._tag_seen = False  # <|python_tag|> already consumed for the current attempt
-        self._pending = ""
-        self._call: CallObjectScan | None = None
-        self._held: list[str] = []  # the current call attempt, while it has not opened
-
-    # ------------------------------------------------------------ driving
-
-    def _feed(self, text: str) -> None:
-        if self._pending:
-            text = self._pending + text
-            self._pending = ""
-        self._run(text, 0)
-
-    def _run(self, text: str, pos: int) -> None:
-        handlers = self._handlers
-        while pos < len(text):
-            text, pos = handlers[self._state](self, text, pos)
 
     def _finish(self) -> None:
-        while self._state == _CALL and self._call is not None and not self._call.opened:
-            self._run(*self._not_a_call(""))
-        if self._state == _CALL and self._call is not None:
-            self._call.truncate()
-            self._call = None
-        pending, self._pending = self._pending, ""
+        self._settle_call()
+        pending = self._take_pending()
         if self._state == _START:
             self._content("".join(self._held) + pending)
             self._held = []
@@ -92,7 +65,7 @@ class Parser(FormatParser):
 
     def _at_start(self, text: str, pos: int) -> tuple[str, int]:
         """Before a call attempt: whitespace, an optional <|python_tag|>, then "{" or content."""
-        start = _skip_space(text, pos)
+        start = skip_space(text, pos)
         rest = text[start:]
         if not rest:
             self._pending = text[pos:]
@@ -115,13 +88,9 @@ class Parser(FormatParser):
         return text, pos
 
     def _in_content(self, text: str, pos: int) -> tuple[str, int]:
-        at = text.find(PYTHON_TAG, pos)
+        at = self._content_until(text, pos, PYTHON_TAG)
         if at < 0:
-            hold = held_back_from(text, (PYTHON_TAG,), pos)
-            self._content(text[pos:hold])
-            self._pending = text[hold:]
             return text, len(text)
-        self._content(text[pos:at])
         self._state = _START
         self._tag_seen = True
         self._held = []
@@ -132,22 +101,9 @@ class Parser(FormatParser):
         self._call = CallObjectScan(self)
         self._held = held
 
-    def _in_call(self, text: str, pos: int) -> tuple[str, int]:
-        call = self._call
-        stop = call.feed(text, pos)
-        if call.failed:
-            return self._not_a_call(text[pos:])
-        if call.done:
-            self._state = _AFTER_CALL
-            self._call = None
-            self._held = []
-            self._tag_seen = False
-            return text, stop
-        if call.opened:
-            self._held = []
-        else:
-            self._held.append(text[pos:])
-        return text, len(text)
+    def _call_done(self, call: CallObjectScan) -> None:
+        self._state = _AFTER_CALL
+        self._tag_seen = False
 
     def _not_a_call(self, rest: str) -> tuple[str, int]:
         """The held attempt is not a call: it is content, and so is what follows."""
@@ -159,7 +115,7 @@ class Parser(FormatParser):
         return held, 0
 
     def _after_call(self, text: str, pos: int) -> tuple[str, int]:
-        pos = _skip_space(text, pos)
+        pos = skip_space(text, pos)
         if pos >= len(text):
             return text, pos
         c = text[pos]
@@ -174,7 +130,7 @@ class Parser(FormatParser):
         return text, pos
 
     def _next_call(self, text: str, pos: int) -> tuple[str, int]:
-        start = _skip_space(text, pos)
+        start = skip_space(text, pos)
         self._held.append(text[pos:start])
         if start >= len(text):
             return text, start
@@ -189,7 +145,7 @@ class Parser(FormatParser):
     _handlers: ClassVar[dict[int, Callable[..., tuple[str, int]]]] = {
         _START: _at_start,
         _CONTENT: _in_content,
-        _CALL: _in_call,
+        _CALL: CallObjectMachine._in_call,
         _AFTER_CALL: _after_call,
         _NEXT: _next_call,
     }

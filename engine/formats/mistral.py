@@ -41,10 +41,9 @@ import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from engine.formats.base import FormatParser
 from engine.formats.json_calls import ArgumentsValueScan, CallReader
 from engine.formats.json_scan import VALUE_END, VALUE_START, JsonScanner
-from engine.formats.markers import held_back_from
+from engine.formats.text_state import PieceMachine, skip_space
 
 MARKER = "[TOOL_CALLS]"
 ARGS = "[ARGS]"
@@ -56,21 +55,14 @@ _ID = re.compile(r"[A-Za-z0-9_\-]*")
 _CONTENT, _MARKER, _ARRAY, _ARGS, _AFTER_BLOCK = range(5)
 
 
-def _skip_space(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n and text[pos].isspace():
-        pos += 1
-    return pos
-
-
-class Parser(FormatParser):
+class Parser(PieceMachine):
     format_id = "mistral"
     description = "Mistral: [TOOL_CALLS][{json}, ...] or [TOOL_CALLS]name[CALL_ID]id[ARGS]{json}"
 
+    _content_state = _CONTENT
+
     def __init__(self, tools: list[dict[str, Any]] | None = None) -> None:
-        super().__init__(tools)
-        self._state = _CONTENT
-        self._pending = ""
+        super().__init__(tools, _CONTENT)
         self._block = ""  # [TOOL_CALLS] and what follows, until the form is known
         # array form
         self._scanner: JsonScanner | None = None
@@ -80,19 +72,6 @@ class Parser(FormatParser):
         self._block_has_call = False
         # named form
         self._args: ArgumentsValueScan | None = None
-
-    # ------------------------------------------------------------ driving
-
-    def _feed(self, text: str) -> None:
-        if self._pending:
-            text = self._pending + text
-            self._pending = ""
-        self._run(text, 0)
-
-    def _run(self, text: str, pos: int) -> None:
-        handlers = self._handlers
-        while pos < len(text):
-            text, pos = handlers[self._state](self, text, pos)
 
     def _finish(self) -> None:
         while True:
@@ -106,20 +85,16 @@ class Parser(FormatParser):
             self._reader.truncate()
         elif self._state == _ARGS and self._args is not None:
             self._args.truncate()
-        pending, self._pending = self._pending, ""
+        pending = self._take_pending()
         if self._state == _CONTENT:
             self._content(pending)
 
     # ------------------------------------------------------------ content
 
     def _in_content(self, text: str, pos: int) -> tuple[str, int]:
-        at = text.find(MARKER, pos)
+        at = self._content_until(text, pos, MARKER)
         if at < 0:
-            hold = held_back_from(text, (MARKER,), pos)
-            self._content(text[pos:hold])
-            self._pending = text[hold:]
             return text, len(text)
-        self._content(text[pos:at])
         self._state = _MARKER
         self._block = ""
         return text, at
@@ -145,7 +120,7 @@ class Parser(FormatParser):
     def _after_marker(self, text: str, pos: int) -> tuple[str, int]:
         block = self._block + text[pos:]
         self._block = ""
-        start = _skip_space(block, len(MARKER))
+        start = skip_space(block, len(MARKER))
         if start >= len(block):
             return self._hold_block(block, text)
         if block[start] == "[":
@@ -198,12 +173,6 @@ class Parser(FormatParser):
             self._state = _CONTENT if broken else _AFTER_BLOCK
             return text, stop
         return text, len(text)
-
-    def _after_block(self, text: str, pos: int) -> tuple[str, int]:
-        pos = _skip_space(text, pos)
-        if pos < len(text):
-            self._state = _CONTENT
-        return text, pos
 
     # ------------------------------------------------------------ array form
 
@@ -273,5 +242,5 @@ class Parser(FormatParser):
         _MARKER: _after_marker,
         _ARRAY: _in_array,
         _ARGS: _in_args,
-        _AFTER_BLOCK: _after_block,
+        _AFTER_BLOCK: PieceMachine._layout_then_content,
     }

@@ -1,0 +1,158 @@
+"""Dialogs collect values, the text pane answers clicks, the TTFD folder view, compare on fixtures, CLI checks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from tests.gui_helpers import FIXTURES, PARALLEL, REGRESS, ROOT, make_window
+
+pytestmark = pytest.mark.gui
+
+
+def test_paste_and_run_dialogs_return_what_was_entered(qtbot):
+    from app.gui_main import make_app
+    from app.widgets.dialogs import PasteDialog, RunDialog
+
+    make_app()
+    paste = PasteDialog()
+    qtbot.addWidget(paste)
+    paste.text.setPlainText("<tool_call>")
+    paste.format.setCurrentText("qwen3_coder")
+    paste.step.setCurrentText("4 chars")
+    paste.rate.setValue(0)
+    v = paste.values()
+    assert (v.text, v.format_id, v.unit, v.size, v.rate) == ("<tool_call>", "qwen3_coder", "char", 4, None)
+    run = RunDialog()
+    qtbot.addWidget(run)
+    assert '"get_weather"' in run.tools.text()  # the default preset is loaded
+    run.tools.picker.setCurrentText("(none)")
+    run.max_tokens.setValue(64)
+    run.force.setCurrentText("read_file")
+    r = run.values()
+    assert r.model_path is None and r.tools_text == "" and r.max_tokens == 64 and r.force_tool == "read_file"
+    assert r.format_id == "auto" and r.policy == "incremental"
+
+
+def test_clicking_the_text_moves_the_cursor_to_that_token(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
+    state = window.session.state
+    view = window.text_view
+    offset = state.spans.text.index("read_file")
+    from PySide6.QtGui import QTextCursor
+
+    cursor = QTextCursor(view.document())
+    cursor.setPosition(offset + 2)
+    point = view.cursorRect(cursor).center()
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, point)
+    token = state.spans.span(state.cursor)
+    assert token.start <= offset + 2 < token.end or token.start <= offset + 1 < token.end
+
+
+def test_ttfd_against_call_length_for_a_folder(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
+    window.plot_folder(str(FIXTURES / "formats"))
+    view = window.ttfd_view
+    assert view.stack.currentIndex() == 1 and len(view.points) == 16
+    assert all(p.streaming is not None and p.atomic is not None and p.streaming <= p.atomic for p in view.points)
+    window.plot_folder(str(tmp_path))  # nothing readable there
+    assert window.shown_errors[-1][0] == "Nothing to plot"
+
+
+def test_compare_works_on_a_parse_carrying_fixture(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, REGRESS)
+    compare = window.compare_view
+    assert compare.comparison is not None and compare.comparison.right.source.policy == "atomic"
+    compare.other.setCurrentText("llama_server")
+    assert compare.comparison.right.source.policy == "llama_server"
+    row = next(i for i, r in enumerate(compare.comparison.rows) if r.step > 0)
+    compare.table.selectRow(row)
+    assert window.session.state.cursor_step == compare.comparison.rows[row].step
+
+
+def test_dense_lanes_draw_one_tick_per_pixel_and_zoom_brings_every_tick_back(qtbot, tmp_path, monkeypatch):
+    from app.bench_gui import make_trace
+
+    trace = tmp_path / "long.jsonl"
+    make_trace(trace, steps=5000)
+    window = make_window(qtbot, tmp_path, monkeypatch, trace)
+    state = window.session.state
+    ticks = window.timeline._series[("tokens", "token")]
+    width = window.timeline.plot.getPlotItem().getViewBox().width()
+    assert window.timeline.drawn()[("tokens", "token")] == 5000  # the lane holds every token...
+    assert len(ticks.getData()[0]) // 2 <= width + 2  # ...and draws at most one per pixel column
+    window.timeline.plot.getPlotItem().getViewBox().setXRange(state.timebase.x(100), state.timebase.x(119), padding=0)
+    assert 20 <= len(ticks.getData()[0]) // 2 <= 22  # zoomed in: each token in view has its own tick
+
+
+def test_gui_verb_rejects_bad_arguments(tmp_path):
+    def gui(*args):
+        return subprocess.run([sys.executable, "-m", "app", "gui", *args], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60, check=False)
+
+    done = gui(str(PARALLEL), "--at", "3")
+    assert done.returncode == 2 and "--at and --tab only apply with --screenshot" in done.stderr
+    done = gui(str(tmp_path / "missing.jsonl"))
+    assert done.returncode == 2 and "no such file" in done.stderr
+    done = gui(str(PARALLEL), "--policy", "nope", "--screenshot", str(tmp_path / "x.png"))
+    assert done.returncode == 2 and "unknown policy" in done.stderr
+
+
+def test_position_readout_says_where_the_cursor_is(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
+    state = window.session.state
+    state.set_cursor(10)
+    window.session.flush()
+    assert window.playback.position.text().startswith(f"token {state.cursor_step}")
+    assert window.cursor_label.text() == f"token {state.cursor_step}"
+
+
+def test_a_file_with_several_streams_offers_a_run_picker(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, FIXTURES / "prefix" / "llama_server_fix.txt")
+    bar = window.source_bar
+    assert bar.run.isVisible() and [bar.run.itemText(i) for i in range(bar.run.count())] == ["single_call", "parallel_calls"]
+    bar.run.setCurrentIndex(1)
+    assert window.session.current.name == "parallel_calls"
+    assert window.reconcile_view.calls.rowCount() == 2
+    window.source_bar.policy.setCurrentText("atomic")  # re-analysis keeps the chosen stream
+    assert window.session.current.name == "parallel_calls" and window.session.current.source.policy == "atomic"
+
+
+def test_a_failed_run_keeps_the_tokens_received_and_can_be_saved(qtbot, tmp_path, monkeypatch):
+    from app.workers.run_worker import RunPlan
+    from engine.analysis import SourceInfo
+    from engine.replay import load_analyses
+    from engine.samples import render
+
+    window = make_window(qtbot, tmp_path, monkeypatch)
+    controller = window.runs
+    text = render("hermes", [("get_weather", {"city": "Paris"})]).encode()
+    controller._on_prepared(RunPlan(SourceInfo("model", None, "hermes", "incremental"), "hermes", None, "crashy", 5, "t"))
+    for i in range(0, 30, 3):
+        controller.on_token(text[i : i + 3], float(i), i)
+    controller.worker.failed.emit("llama.cpp crashed")  # as the worker reports a failure
+    qtbot.waitUntil(lambda: window.shown_errors != [], timeout=5000)
+    assert window.shown_errors[-1] == ("Run failed", "llama.cpp crashed")
+    a = window.session.current
+    assert a.finish_cause == "error" and a.step_count == 10 and window.text_view.toPlainText() == text[:30].decode()
+    assert window.save_trace_to(str(tmp_path / "partial.jsonl"))
+    again = load_analyses(tmp_path / "partial.jsonl")[0]
+    assert again.step_count == 10 and again.finish_cause == "error"
+
+
+def test_a_file_that_is_not_a_model_fails_on_the_worker_with_a_dialog(qtbot, tmp_path, monkeypatch):
+    from app.widgets.dialogs import RunValues
+
+    window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
+    before = window.session.state
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"NOPE" + b"\0" * 64)
+    with qtbot.waitSignal(window.runs.failed, timeout=30000):
+        assert window.start_run(RunValues(str(fake), "auto", "incremental", "hi", "", "any", 8, 1))
+    assert window.shown_errors[-1][0] == "Run failed" and "not a GGUF model" in window.shown_errors[-1][1]
+    assert window.session.state is before and not window.runs.running  # the previous view stays, ready for another run
+    assert window.open_path(str(REGRESS))
