@@ -9,6 +9,8 @@ while playing continues from there.
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QElapsedTimer, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QWidget
 
@@ -32,7 +34,7 @@ class PlaybackDriver(QObject):
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.timeout.connect(self._tick)
-        self._elapsed = QElapsedTimer()
+        self._elapsed = QElapsedTimer()  # nanosecond reads: whole-ms restarts lose time and can stall
         self._driving = False
         self.ticks = 0
         session.analysisChanged.connect(self._rebind)
@@ -99,12 +101,12 @@ class PlaybackDriver(QObject):
             else:
                 self.pause()
                 return
-        self._timer.start(int(min(due, 1000.0)))
+        self._timer.start(math.ceil(min(due, 1000.0)))
 
     def _tick(self) -> None:
         if self.clock is None:
             return
-        tick = self.clock.advance(float(self._elapsed.restart()) if not self.clock.asap else 0.0)
+        tick = self.clock.advance(self._take_elapsed_ms() if not self.clock.asap else 0.0)
         self.ticks += 1
         if tick.moved:
             self._move(tick.index)
@@ -112,6 +114,12 @@ class PlaybackDriver(QObject):
             self.playingChanged.emit(False)
             return
         self._schedule()
+
+    def _take_elapsed_ms(self) -> float:
+        """Wall time since the last tick, with sub-millisecond precision."""
+        elapsed = self._elapsed.nsecsElapsed() / 1e6
+        self._elapsed.restart()
+        return elapsed
 
     def _move(self, index: int) -> None:
         state = self.session.state

@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
-from engine.formats.base import FormatParser
-from engine.formats.markers import find_first, held_back_from
+from engine.formats.markers import held_back_from
+from engine.formats.text_state import BufferMachine
 
 START = "<|start|>"
 CHANNEL = "<|channel|>"
@@ -112,7 +112,7 @@ def _route(header: str) -> tuple[str, str | None]:
     return _CONTENT, None
 
 
-class Parser(FormatParser):
+class Parser(BufferMachine):
     """Incremental harmony parser (see the module docstring for the rules)."""
 
     format_id = "gpt_oss"
@@ -121,46 +121,19 @@ class Parser(FormatParser):
     )
 
     def __init__(self, tools: list[dict[str, Any]] | None = None) -> None:
-        super().__init__(tools)
-        self._buf = ""  # unresolved text: a bounded tail (or a header of at most HEADER_LIMIT)
-        self._state = _HEADER
+        super().__init__(tools, _HEADER)  # _buf also holds a header of at most HEADER_LIMIT
         self._kind = _CONTENT  # where the current body goes
-        self._call = -1
-        self._skip_ws = False  # drop leading whitespace of content between messages
-        self._handlers: dict[str, Callable[[], bool]] = {
-            _HEADER: self._on_header,
-            _BODY: self._on_body,
-            _BETWEEN: self._on_between,
-        }
-
-    # ------------------------------------------------------------------ driving
-
-    def _feed(self, text: str) -> None:
-        self._buf += text
-        handlers = self._handlers
-        while handlers[self._state]():
-            pass
 
     def _finish(self) -> None:
-        state, buf = self._state, self._buf
-        self._buf = ""
+        state, buf = self._state, self._take_buf()
         if state == _BODY and self._kind != _ARGUMENTS:
             self._say(buf)
         elif state == _BETWEEN:
             self._say_content(buf)
         # _HEADER: a truncated header names nothing; _BODY of a call: a half-typed marker is dropped.
 
-    # ------------------------------------------------------------ text sinks
-
-    def _say_content(self, text: str) -> None:
-        if self._skip_ws:
-            text = text.lstrip()
-            if not text:
-                return
-            self._skip_ws = False
-        self._content(text)
-
     def _say(self, text: str) -> None:
+        """The current message's body text, to where its header routed it."""
         if self._kind == _ARGUMENTS:
             self._arguments(self._call, text)
         elif self._kind == _REASONING:
@@ -194,43 +167,31 @@ class Parser(FormatParser):
         return True
 
     def _on_body(self) -> bool:
-        buf = self._buf
-        hit = find_first(buf, _BODY_ENDS)
-        if hit is not None:
-            pos, marker = hit
-            self._say(buf[:pos])
-            if marker == CHANNEL:  # the next header starts here (the end marker was skipped)
-                self._buf = buf[pos:]
-                self._state = _HEADER
-            elif marker == START:
-                self._buf = buf[pos + len(marker) :]
-                self._state = _HEADER
-            else:
-                self._buf = buf[pos + len(marker) :]
-                self._state = _BETWEEN
-                self._skip_ws = True
-            return True
-        cut = held_back_from(buf, _BODY_ENDS)
-        self._say(buf[:cut])
-        self._buf = buf[cut:]
-        return False
+        marker = self._scan(_BODY_ENDS, self._say)
+        if marker is None:
+            return False
+        if not self._message_starts(marker):
+            self._state = _BETWEEN
+            self._skip_ws = True
+        return True
 
     def _on_between(self) -> bool:
-        buf = self._buf
-        hit = find_first(buf, _BETWEEN_MARKERS)
-        if hit is not None:
-            pos, marker = hit
-            self._say_content(buf[:pos])
-            if marker == CHANNEL:
-                self._buf = buf[pos:]
-                self._state = _HEADER
-            elif marker == START:
-                self._buf = buf[pos + len(marker) :]
-                self._state = _HEADER
-            else:  # a stray end marker
-                self._buf = buf[pos + len(marker) :]
-            return True
-        cut = held_back_from(buf, _BETWEEN_MARKERS)
-        self._say_content(buf[:cut])
-        self._buf = buf[cut:]
-        return False
+        marker = self._scan(_BETWEEN_MARKERS, self._say_content)
+        if marker is not None:
+            self._message_starts(marker)  # or a stray end marker, dropped
+        return marker is not None
+
+    def _message_starts(self, marker: str) -> bool:
+        """Does ``marker`` (just consumed) begin the next message? Then read its header."""
+        if marker == CHANNEL:  # the header starts with it (the body's end marker was skipped)
+            self._buf = CHANNEL + self._buf
+        elif marker != START:
+            return False
+        self._state = _HEADER
+        return True
+
+    _handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
+        _HEADER: _on_header,
+        _BODY: _on_body,
+        _BETWEEN: _on_between,
+    }

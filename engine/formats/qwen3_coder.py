@@ -58,10 +58,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
-from engine.formats.base import FormatParser
 from engine.formats.markers import find_first, held_back_from
+from engine.formats.text_state import TEXT as _TEXT
+from engine.formats.text_state import THINK_END, ThinkTextMachine
 
 TOOL_CALL = "<tool_call>"
 TOOL_CALL_END = "</tool_call>"
@@ -69,8 +70,6 @@ FUNCTION = "<function="
 FUNCTION_END = "</function>"
 PARAMETER = "<parameter="
 PARAMETER_END = "</parameter>"
-THINK = "<think>"
-THINK_END = "</think>"
 
 #: Longest function or parameter name accepted; a longer one is malformed (bounds the hold-back).
 NAME_LIMIT = 256
@@ -80,10 +79,7 @@ _BODY_MARKERS = (PARAMETER, FUNCTION_END, TOOL_CALL_END)
 _VALUE_CLOSERS = ("\n" + PARAMETER_END, "\r\n" + PARAMETER_END, PARAMETER_END)
 _NAME_STOP = re.compile(r"[>\n<]")
 
-# parser states
-_START = "start"  # generation start: is there a <think>?
-_REASONING = "reasoning"
-_TEXT = "text"  # content, looking for <tool_call>
+# parser states (besides ThinkTextMachine's start / reasoning / text)
 _OPEN = "open"  # after <tool_call>: expecting <function=
 _FN_NAME = "fn_name"
 _FN_BODY = "fn_body"  # between parameters
@@ -143,58 +139,25 @@ def _closes_value(after: str) -> bool | None:
     return False
 
 
-class Parser(FormatParser):
+class Parser(ThinkTextMachine):
     """Incremental Qwen3-Coder XML parser (see the module docstring for the rules)."""
 
     format_id = "qwen3_coder"
     description = "Qwen3-Coder / Qwen3.5 XML: <tool_call><function=NAME><parameter=KEY>VALUE</parameter>...</tool_call>"
 
+    _text_markers = _TEXT_MARKERS
+
     def __init__(self, tools: list[dict[str, Any]] | None = None, thinking: bool = False) -> None:
-        super().__init__(tools)
-        self._thinking = thinking
-        self._buf = ""  # unresolved text: only a bounded tail is kept here between feeds
-        self._state = _START
-        self._ws = ""  # whitespace held until the next non-space decides where it belongs
-        self._skip_ws = False  # drop the leading whitespace of the next content/reasoning
-        self._pending = ""  # raw text of a call opener not yet known to be well formed
+        super().__init__(tools, thinking)
         self._name = ""  # function or parameter name being read
-        self._call = -1  # index of the open call
         self._function = ""  # its name (for the parameter types)
         self._params = 0  # parameters written into the open call
         self._mode = _STRING  # how the current value is written
         self._held: list[str] = []  # value text of a parameter of undeclared type
         self._in_junk = False  # the last thing inside the function body was stray text
-        self._handlers: dict[str, Callable[[], bool]] = {
-            _START: self._on_start,
-            _REASONING: self._on_reasoning,
-            _TEXT: self._on_text,
-            _OPEN: self._on_open,
-            _FN_NAME: self._on_fn_name,
-            _FN_BODY: self._on_fn_body,
-            _PARAM_NAME: self._on_param_name,
-            _PARAM_START: self._on_param_start,
-            _VALUE: self._on_value,
-            _BLOCK_NEXT: self._on_block_next,
-        }
 
-    # ------------------------------------------------------------------ driving
-
-    def _feed(self, text: str) -> None:
-        self._buf += text
-        handlers = self._handlers
-        while handlers[self._state]():
-            pass
-
-    def _finish(self) -> None:
-        state, buf = self._state, self._buf
-        self._buf = ""
-        if state == _START:
-            (self._say_reasoning if self._thinking else self._say_content)(buf)
-        elif state == _REASONING:
-            self._say_reasoning(buf)
-        elif state == _TEXT:
-            self._say_content(buf)
-        elif state == _VALUE:
+    def _finish_in(self, state: str, buf: str) -> None:
+        if state == _VALUE:
             self._finish_value(buf)
         # _OPEN/_FN_NAME/_PARAM_NAME: a name never completed, nothing to show;
         # _FN_BODY/_BLOCK_NEXT/_PARAM_START: layout or a half-typed marker, dropped.
@@ -210,30 +173,6 @@ class Parser(FormatParser):
             self._arguments(self._call, literal if literal is not None else '"' + _escape(text))
         # the held tail is a half-typed closer: it never enters the arguments
 
-    # ------------------------------------------------------------ text sinks
-
-    def _say_content(self, text: str) -> None:
-        if self._skip_ws:
-            text = text.lstrip()
-            if not text:
-                return
-            self._skip_ws = False
-        self._content(text)
-
-    def _say_reasoning(self, text: str) -> None:
-        """Reasoning with leading (after ``<think>``) and trailing (before ``</think>``) whitespace held."""
-        if self._skip_ws:
-            text = text.lstrip()
-            if not text:
-                return
-            self._skip_ws = False
-        body = text.rstrip()
-        if body:
-            self._reasoning(self._ws + body)
-            self._ws = text[len(body) :]
-        else:
-            self._ws += text
-
     def _take_layout(self) -> str:
         """Move leading whitespace of the buffer to ``_ws``; return the rest."""
         buf = self._buf
@@ -247,53 +186,9 @@ class Parser(FormatParser):
     # Each handler consumes what the buffer decides and returns True when it made progress
     # (the loop runs again), False when it needs more text.
 
-    def _on_start(self) -> bool:
-        rest = self._buf.lstrip()
-        if not rest:
-            return False
-        if rest.startswith(THINK):
-            self._buf = rest[len(THINK) :]
-            self._state = _REASONING
-            self._skip_ws = True
-            return True
-        if THINK.startswith(rest):
-            return False
-        self._state = _REASONING if self._thinking else _TEXT
-        self._skip_ws = self._thinking
-        return True
-
-    def _on_reasoning(self) -> bool:
-        buf = self._buf
-        end = buf.find(THINK_END)
-        if end >= 0:
-            self._say_reasoning(buf[:end])
-            self._ws = ""  # trailing whitespace of reasoning is layout
-            self._buf = buf[end + len(THINK_END) :]
-            self._state = _TEXT
-            self._skip_ws = True
-            return True
-        cut = held_back_from(buf, (THINK_END,))
-        self._say_reasoning(buf[:cut])
-        self._buf = buf[cut:]
-        return False
-
-    def _on_text(self) -> bool:
-        buf = self._buf
-        hit = find_first(buf, _TEXT_MARKERS)
-        if hit is not None:
-            pos, marker = hit
-            self._say_content(buf[:pos])
-            self._buf = buf[pos + len(marker) :]
-            if marker == TOOL_CALL:
-                self._pending = marker
-                self._state = _OPEN
-            else:  # stray </think>: reasoning ended though we were never told it began
-                self._skip_ws = True
-            return True
-        cut = held_back_from(buf, _TEXT_MARKERS)
-        self._say_content(buf[:cut])
-        self._buf = buf[cut:]
-        return False
+    def _on_text_marker(self, marker: str) -> None:  # <tool_call>
+        self._pending = marker
+        self._state = _OPEN
 
     def _on_open(self) -> bool:
         buf = self._buf
@@ -314,10 +209,7 @@ class Parser(FormatParser):
             return True
         if FUNCTION.startswith(rest) or TOOL_CALL_END.startswith(rest):
             return False
-        self._say_content(self._pending)  # not a tool call after all
-        self._pending = ""
-        self._state = _TEXT
-        return True
+        return self._release_opener(_TEXT)  # not a tool call after all
 
     def _begin_name(self, rest: str, state: str) -> None:
         self._buf = rest
@@ -357,10 +249,7 @@ class Parser(FormatParser):
             self._ws = ""
             self._state = _FN_BODY
             return True
-        self._say_content(self._pending)
-        self._pending = ""
-        self._state = _TEXT
-        return True
+        return self._release_opener(_TEXT)
 
     def _on_fn_body(self) -> bool:
         rest = self._take_layout()
@@ -411,10 +300,7 @@ class Parser(FormatParser):
             self._mode = _HELD if kind is None else _STRING if kind == "string" else _RAW
             self._state = _PARAM_START
             return True
-        self._say_content(self._pending)
-        self._pending = ""
-        self._state = _FN_BODY
-        return True
+        return self._release_opener(_FN_BODY)
 
     def _on_param_start(self) -> bool:
         buf = self._buf
@@ -505,3 +391,14 @@ class Parser(FormatParser):
         self._state = _TEXT
         self._skip_ws = True
         return True
+
+    _handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
+        **ThinkTextMachine.think_handlers,
+        _OPEN: _on_open,
+        _FN_NAME: _on_fn_name,
+        _FN_BODY: _on_fn_body,
+        _PARAM_NAME: _on_param_name,
+        _PARAM_START: _on_param_start,
+        _VALUE: _on_value,
+        _BLOCK_NEXT: _on_block_next,
+    }
