@@ -62,7 +62,9 @@ def ttfd_gain(analysis: Analysis) -> str | None:
     if s.ms is not None and a.ms is not None:
         if s.ms <= 0:
             return "at once" if a.ms <= 0 else f"{a.ms / 1000:.1f} s sooner"
-        return f"{a.ms / s.ms:.0f}x sooner" if a.ms / s.ms >= 1.5 else "no gain"
+        if a.ms / s.ms >= 1.5:
+            return f"{a.ms / s.ms:.0f}x sooner"
+        return f"{(a.ms - s.ms) / 1000:.2f} s sooner" if a.ms > s.ms else "no gain"
     if s.step and a.step:
         return f"{a.step / s.step:.0f}x fewer {analysis.unit}s" if a.step / s.step >= 1.5 else "no gain"
     return None

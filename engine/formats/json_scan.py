@@ -250,9 +250,11 @@ class JsonScanner:
             if c in " \t\r\n" or c.isspace():
                 pos = _WHITESPACE.match(text, pos).end()
                 continue
+            # each state either consumes ``c`` (continue), or decides whether it closes the innermost
+            # container (``closes``); anything else is a syntax error
             if state == _VALUE:
-                slot = slots[-1] if slots else None
                 if c == "{" or c == "[":
+                    slot = slots[-1] if slots else None
                     events.append((VALUE_START, depth, pos, c, slot))
                     stack.append(c)
                     slots.append(None if c == "{" else 0)
@@ -260,22 +262,18 @@ class JsonScanner:
                         self.limit = depth
                     state = _KEY if c == "{" else _VALUE
                     pos += 1
-                elif c == '"':
-                    events.append((VALUE_START, depth, pos, c, slot))
+                    continue
+                if c == '"':
+                    events.append((VALUE_START, depth, pos, c, slots[-1] if slots else None))
                     self.in_string = True
                     self.string_kind = _VALSTR
                     pos += 1
-                elif c in _SCALAR_START:
-                    events.append((VALUE_START, depth, pos, c, slot))
+                    continue
+                if c in _SCALAR_START:
+                    events.append((VALUE_START, depth, pos, c, slots[-1] if slots else None))
                     state = _SCALAR
-                elif c == "]" and stack and stack[-1] == "[":
-                    state = self._close(events, pos)
-                    pos += 1
-                    if state == _DONE:
-                        break
-                else:
-                    state = self._fail(events, depth, pos)
-                    break
+                    continue
+                closes = c == "]" and bool(stack) and stack[-1] == "["  # an empty array
             elif state == _KEY:
                 if c == '"':
                     self.in_string = True
@@ -283,21 +281,14 @@ class JsonScanner:
                     self.key_parts = []
                     self.key_from = pos + 1
                     pos += 1
-                elif c == "}":
-                    state = self._close(events, pos)
-                    pos += 1
-                    if state == _DONE:
-                        break
-                else:
-                    state = self._fail(events, depth, pos)
-                    break
+                    continue
+                closes = c == "}"  # an empty object
             elif state == _COLON:
                 if c == ":":
                     state = _VALUE
                     pos += 1
-                else:
-                    state = self._fail(events, depth, pos)
-                    break
+                    continue
+                closes = False
             else:  # _AFTER
                 top = stack[-1]
                 if c == ",":
@@ -307,14 +298,15 @@ class JsonScanner:
                         slots[-1] += 1
                         state = _VALUE
                     pos += 1
-                elif (c == "}" and top == "{") or (c == "]" and top == "["):
-                    state = self._close(events, pos)
-                    pos += 1
-                    if state == _DONE:
-                        break
-                else:
-                    state = self._fail(events, depth, pos)
-                    break
+                    continue
+                closes = (c == "}" and top == "{") or (c == "]" and top == "[")
+            if not closes:
+                state = self._fail(events, depth, pos)
+                break
+            state = self._close(events, pos)
+            pos += 1
+            if state == _DONE:
+                break
 
         if self.in_string and self.string_kind == _KEYSTR and state != _FAILED:
             self.key_parts.append(text[self.key_from : pos])
