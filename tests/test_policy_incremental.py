@@ -251,3 +251,25 @@ def test_every_chunk_is_valid_openai_chunk(policy):
         for tc in chunk_json(c, a.identity)["choices"][0]["delta"].get("tool_calls", []):
             assert isinstance(tc["index"], int)
     json.dumps([chunk_json(c, a.identity) for c in a.chunks])
+
+
+def test_arguments_that_shrink_then_regrow_resume_without_resending():
+    """A partial-JSON parser can drop a trailing token for a step (``12.`` -> ``12``): withhold, then resume."""
+    parses = [
+        Parse(calls=(call("f", '{"x": 12.'),)),
+        Parse(calls=(call("f", '{"x": 12'),)),
+        Parse(calls=(call("f", '{"x": 12.5'),)),
+        Parse(calls=(call("f", '{"x": 12.5}'),)),
+    ]
+    a = run(parses)
+    assert [tc["function"]["arguments"] for _, tc in tool_deltas(a)] == ['{"x": 12.', "5", "}"]
+    assert a.calls[0].reconstructs and a.finish_reason == "tool_calls"
+    assert [v.rule for v in a.violations] == ["arguments-diverged"]
+    assert "regressed" in a.violations[0].detail
+
+
+def test_content_revision_is_withheld_and_reported_once():
+    parses = [Parse(content="Hello wor"), Parse(content="Hello, wor"), Parse(content="Hello, world")]
+    a = run(parses)
+    assert a.content_streamed == "Hello wor"
+    assert [v.rule for v in a.violations] == ["content-diverged"]
