@@ -32,6 +32,7 @@ import base64
 import binascii
 import json
 import os
+import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -166,6 +167,9 @@ class TraceWriter:
     happened. One thread at a time (the decode loop's worker owns it).
     """
 
+    #: With ``flush_each=False``, still flush at least this often, so a crash loses at most this much.
+    FLUSH_INTERVAL_S = 0.25
+
     def __init__(self, path: str | os.PathLike[str], header: TraceHeader, flush_each: bool = True) -> None:
         if header.source not in SOURCES:
             raise ValueError(f"trace source must be one of {', '.join(SOURCES)}, not {header.source!r}")
@@ -177,6 +181,7 @@ class TraceWriter:
         self.ended = False
         self.steps_written = 0
         self._file: IO[str] | None = open(self.path, "w", encoding="utf-8", newline="\n")
+        self._flushed_at = time.monotonic()
         self._write(header.to_json())
         self._file.flush()
 
@@ -198,6 +203,11 @@ class TraceWriter:
         self._file.write(_dumps(record) + "\n")
         if self.flush_each:
             self._file.flush()
+        else:
+            now = time.monotonic()
+            if now - self._flushed_at >= self.FLUSH_INTERVAL_S:
+                self._file.flush()
+                self._flushed_at = now
 
     def write_step(self, ms: float | None, data: bytes, tokens: tuple[int, ...] | list[int] = ()) -> None:
         """One decoded step: the exact bytes it added (may split a UTF-8 character)."""

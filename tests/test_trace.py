@@ -186,3 +186,19 @@ def test_file_content_is_data_never_code(tmp_path):
     trace = read_trace(path)
     assert trace.text() == payload and trace.header.description == payload
     assert not marker.exists()
+
+
+def test_buffered_writer_still_flushes_periodically(tmp_path):
+    """flush_each=False (the decode loop's hot path) must not leave a crash with nothing on disk."""
+    from engine.trace import TraceHeader, TraceWriter, read_trace
+
+    path = tmp_path / "t.jsonl"
+    writer = TraceWriter(path, TraceHeader(source="text", format="hermes", unit="char"), flush_each=False)
+    writer.FLUSH_INTERVAL_S = 3600.0
+    writer.write_step(1.0, b"a")
+    assert read_trace(path).steps == []  # buffered
+    writer.FLUSH_INTERVAL_S = 0.0
+    writer.write_step(2.0, b"b")
+    loaded = read_trace(path)  # the writer is still open: what a crash would leave
+    assert [s.data for s in loaded.steps] == [b"a", b"b"] and loaded.truncated
+    writer.close()
