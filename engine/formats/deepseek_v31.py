@@ -76,7 +76,6 @@ class Parser(ThinkTextMachine):
 
     def __init__(self, tools: list[dict[str, Any]] | None = None, thinking: bool = False) -> None:
         super().__init__(tools, thinking)
-        self._name = ""
 
     # End of generation (ThinkTextMachine._finish): in _BLOCK a half-typed marker, in _NAME no
     # complete name (no call), in _ARGS a half-typed closer and trailing layout: all dropped.
@@ -99,9 +98,7 @@ class Parser(ThinkTextMachine):
             return True
         if rest.startswith(CALLS_END):
             self._buf = rest[len(CALLS_END) :]
-            self._state = _TEXT
-            self._skip_ws = True
-            return True
+            return self._back_to_text()
         if CALL_BEGIN.startswith(rest) or CALLS_END.startswith(rest):
             return False
         if rest[0] != "<":  # a call without <｜tool▁call▁begin｜>, as llama.cpp accepts
@@ -113,23 +110,14 @@ class Parser(ThinkTextMachine):
         return True
 
     def _on_name(self) -> bool:
-        buf = self._buf
-        stop = _NAME_STOP.search(buf)
-        if stop is None:
-            self._name += buf
-            self._pending += buf
-            self._buf = ""
+        rest = self._read_name(_NAME_STOP)
+        if rest is None:  # wait for the separator, unless the name is already too long
             if len(self._name) <= NAME_LIMIT:
                 return False
             return self._release_opener(_TEXT)
-        pos = stop.start()
-        self._name += buf[:pos]
-        self._pending += buf[:pos]
-        rest = buf[pos:]
         if rest.startswith(SEP):
             name = self._name.strip()
             if not name or len(self._name) > NAME_LIMIT:
-                self._buf = rest
                 return self._release_opener(_TEXT)
             self._pending = ""
             self._call = self._open_call()
@@ -139,7 +127,6 @@ class Parser(ThinkTextMachine):
             self._skip_ws = True
             self._state = _ARGS
             return True
-        self._buf = rest
         if SEP.startswith(rest):
             return False
         return self._release_opener(_TEXT)
@@ -152,10 +139,8 @@ class Parser(ThinkTextMachine):
         self._skip_ws = False
         if marker == CALL_END:
             self._state = _BLOCK
-        else:
-            self._state = _TEXT
-            self._skip_ws = True
-        return True
+            return True
+        return self._back_to_text()
 
     def _say_arguments(self, text: str) -> None:
         """Arguments with leading (after the separator) and trailing (before the closer) layout held."""

@@ -149,7 +149,6 @@ class Parser(ThinkTextMachine):
 
     def __init__(self, tools: list[dict[str, Any]] | None = None, thinking: bool = False) -> None:
         super().__init__(tools, thinking)
-        self._name = ""  # function or parameter name being read
         self._function = ""  # its name (for the parameter types)
         self._params = 0  # parameters written into the open call
         self._mode = _STRING  # how the current value is written
@@ -204,9 +203,7 @@ class Parser(ThinkTextMachine):
         if rest.startswith(TOOL_CALL_END):  # an empty block
             self._pending = ""
             self._buf = rest[len(TOOL_CALL_END) :]
-            self._state = _TEXT
-            self._skip_ws = True
-            return True
+            return self._back_to_text()
         if FUNCTION.startswith(rest) or TOOL_CALL_END.startswith(rest):
             return False
         return self._release_opener(_TEXT)  # not a tool call after all
@@ -218,21 +215,14 @@ class Parser(ThinkTextMachine):
 
     def _scan_name(self) -> bool | None:
         """Read a name up to ``>``: True complete, False malformed (buffer at the fault), None need more."""
-        buf = self._buf
-        stop = _NAME_STOP.search(buf)
-        if stop is None:
-            self._name += buf
-            self._pending += buf
-            self._buf = ""
+        rest = self._read_name(_NAME_STOP)
+        if rest is None:
             return None if len(self._name) <= NAME_LIMIT else False
-        pos = stop.start()
-        name = (self._name + buf[:pos]).strip()
-        if stop.group() == ">" and name and len(self._name) + pos <= NAME_LIMIT:
+        name = self._name.strip()
+        if rest[0] == ">" and name and len(self._name) <= NAME_LIMIT:
             self._name = name
-            self._buf = buf[pos + 1 :]
+            self._buf = rest[1:]
             return True
-        self._pending += buf[:pos]
-        self._buf = buf[pos:]
         return False
 
     def _on_fn_name(self) -> bool:
@@ -268,10 +258,8 @@ class Parser(ThinkTextMachine):
                 self._buf = rest
                 if marker == FUNCTION_END:
                     self._state = _BLOCK_NEXT
-                else:  # </tool_call> without </function>
-                    self._state = _TEXT
-                    self._skip_ws = True
-                return True
+                    return True
+                return self._back_to_text()  # </tool_call> without </function>
             if marker.startswith(rest):
                 return False
         # text that is neither a parameter nor the closer: content, its trailing layout held
@@ -377,9 +365,7 @@ class Parser(ThinkTextMachine):
         if rest.startswith(TOOL_CALL_END):
             self._ws = ""
             self._buf = rest[len(TOOL_CALL_END) :]
-            self._state = _TEXT
-            self._skip_ws = True
-            return True
+            return self._back_to_text()
         if rest.startswith(FUNCTION):  # several functions in one block
             self._ws = ""
             self._pending = FUNCTION
@@ -388,9 +374,7 @@ class Parser(ThinkTextMachine):
         if TOOL_CALL_END.startswith(rest) or FUNCTION.startswith(rest):
             return False
         self._ws = ""  # the block was never closed: what follows is content
-        self._state = _TEXT
-        self._skip_ws = True
-        return True
+        return self._back_to_text()
 
     _handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
         **ThinkTextMachine.think_handlers,

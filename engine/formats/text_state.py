@@ -24,6 +24,7 @@ runs per character.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -197,6 +198,7 @@ class ThinkTextMachine(BufferMachine):
         super().__init__(tools, START)
         self._thinking = thinking
         self._pending = ""  # raw text of a call opener not yet known to be well formed
+        self._name = ""  # the name in that opener, as read so far
 
     def _finish(self) -> None:
         state, buf = self._state, self._take_buf()
@@ -260,6 +262,25 @@ class ThinkTextMachine(BufferMachine):
     def _on_text_marker(self, marker: str) -> None:  # pragma: no cover - abstract
         """A format marker (not ``</think>``) was found in text and consumed."""
         raise NotImplementedError
+
+    def _read_name(self, stop: re.Pattern[str]) -> str | None:
+        """Move the buffer up to the first ``stop`` character into ``_name`` and the opener's raw text.
+
+        Returns the buffer from that character on, or None when it ran out first.
+        """
+        buf = self._buf
+        found = stop.search(buf)
+        cut = len(buf) if found is None else found.start()
+        self._name += buf[:cut]
+        self._pending += buf[:cut]
+        self._buf = buf[cut:]
+        return None if found is None else self._buf
+
+    def _back_to_text(self) -> bool:
+        """A block ended: text again, its leading whitespace dropped (layout)."""
+        self._state = TEXT
+        self._skip_ws = True
+        return True
 
     def _release_opener(self, state: str) -> bool:
         """The held opener is not a call after all: its raw text is content; go on in ``state``."""
