@@ -42,9 +42,24 @@ def report_json(analyses: list[Analysis], include_chunks: bool = False) -> dict[
 
 
 def format_seconds(ms: float | None) -> str:
+    """``840 ms``, ``29.21 s``, ``12 min 5 s``, ``3 h 2 min``: the unit a person reads fastest."""
     if ms is None:
         return "-"
-    return f"{ms / 1000:.2f} s" if ms >= 1000 else f"{ms:.0f} ms"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000
+    if seconds < 600:
+        return f"{seconds:.2f} s"
+    minutes, seconds = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
+
+
+def format_ratio(ratio: float) -> str:
+    """One decimal below 10x (1.6x is not 2x), whole numbers above."""
+    return f"{ratio:.1f}x" if ratio < 10 else f"{ratio:.0f}x"
 
 
 def describe_at(at: StepTime, unit: str) -> str:
@@ -63,11 +78,29 @@ def ttfd_gain(analysis: Analysis) -> str | None:
         if s.ms <= 0:
             return "at once" if a.ms <= 0 else f"{a.ms / 1000:.1f} s sooner"
         if a.ms / s.ms >= 1.5:
-            return f"{a.ms / s.ms:.0f}x sooner"
+            return f"{format_ratio(a.ms / s.ms)} sooner"
         return f"{(a.ms - s.ms) / 1000:.2f} s sooner" if a.ms > s.ms else "no gain"
     if s.step and a.step:
-        return f"{a.step / s.step:.0f}x fewer {analysis.unit}s" if a.step / s.step >= 1.5 else "no gain"
+        return f"{format_ratio(a.step / s.step)} fewer {analysis.unit}s" if a.step / s.step >= 1.5 else "no gain"
     return None
+
+
+def describe_finish(analysis: Analysis) -> str:
+    """``tool_calls (generation ended: stop)``; never a bare ``None``: say why no finish chunk went out."""
+    if analysis.truncated:
+        ended = "unknown: the recording has no end record"
+    else:
+        ended = analysis.finish_cause
+    if analysis.finish_reason is not None:
+        return f"{analysis.finish_reason} (generation ended: {ended})"
+    stream_enders = [v.rule for v in analysis.violations if v.rule in ("invalid-diff", "stream-truncated", "stream-error")]
+    if stream_enders:
+        why = f"the stream ended early ({stream_enders[0]})"
+    elif analysis.finish_cause in ("cancelled", "error"):
+        why = f"generation ended: {ended}"
+    else:
+        why = "no finish chunk was sent"
+    return f"none, {why}" + ("" if why.startswith("generation") else f"; generation ended: {ended}")
 
 
 def summary_text(analysis: Analysis) -> str:
@@ -95,7 +128,7 @@ def summary_text(analysis: Analysis) -> str:
         lines.append(f"reasoning: {_clip(analysis.terminal.reasoning)}")
     if analysis.terminal.content:
         lines.append(f"content: {_clip(analysis.terminal.content)}")
-    lines.append(f"finish_reason: {analysis.finish_reason} (generation ended: {analysis.finish_cause})")
+    lines.append(f"finish_reason: {describe_finish(analysis)}")
     gain = ttfd_gain(analysis)
     lines.append(
         f"time to first tool-call delta: {describe_at(analysis.ttfd_streaming, analysis.unit)} {src.policy}"

@@ -11,8 +11,9 @@ from typing import Any
 
 from engine.analysis import Analysis, Analyzer, SourceInfo
 from engine.bulk import gc_paused
-from engine.formats import make_parser
+from engine.formats import FORMAT_IDS, make_parser
 from engine.trace import SOURCES, Trace, TraceError, TraceHeader, TraceWriter
+from engine.wire import StreamIdentity
 
 
 def header_for_analysis(
@@ -25,6 +26,8 @@ def header_for_analysis(
         extra["recorded_from"] = analysis.source.path
     if analysis.source.extra.get("thinking"):
         extra["thinking"] = True
+    # The stream identity seeds minted call ids: a replay that reuses it sends the very same chunks.
+    extra["completion_id"] = analysis.identity.completion_id
     return TraceHeader(
         source=kind,
         format=analysis.source.format,
@@ -74,6 +77,11 @@ def analyze_trace(
     fmt = format_id or trace.header.format
     if fmt is None:
         raise TraceError(f"{trace.path or name}: the trace records no wire format; choose one with --format")
+    if fmt not in FORMAT_IDS:
+        raise TraceError(
+            f"{trace.path or name}:1: the header names wire format {fmt!r}, which no parser implements "
+            f"(known: {', '.join(FORMAT_IDS)}); choose one with --format"
+        )
     if not trace.steps and trace.lines:
         raise TraceError(f"{trace.path or name}: a capture trace (received SSE lines, no generated steps)")
     extra: dict[str, Any] = {"recorded": trace.header.source}
@@ -84,12 +92,14 @@ def analyze_trace(
     thinking = bool(trace.header.extra.get("thinking"))
     if thinking:
         extra["thinking"] = True
+    recorded_id = trace.header.extra.get("completion_id")
     analyzer = Analyzer(
         name,
         SourceInfo("trace", trace.path, fmt, policy, extra),
         trace.header.unit,
         trace.timed,
         make_parser(fmt, trace.header.tools, thinking=thinking),
+        StreamIdentity(recorded_id, 0, "callscope") if isinstance(recorded_id, str) and recorded_id else None,
     )
     feed = analyzer.feed_bytes
     with gc_paused():

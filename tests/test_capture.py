@@ -77,7 +77,11 @@ def run_capture(url: str, **kw: Any):
 def test_each_rule_is_reported_alone(server, rule):
     url = server.play(f"rule-{rule}", Scenario(RULE_STREAMS[rule]))
     result = run_capture(url)
-    assert result.error is None and result.status == 200
+    assert result.status == 200
+    if rule == "stream-truncated":  # closed without a finish chunk or [DONE]: a failed capture, lines kept
+        assert result.error is not None and result.error.kind == "closed"
+    else:
+        assert result.error is None
     assert len(result.lines) == len(RULE_STREAMS[rule])
     analysis = analyze_capture_result(result, atomic_silence_ms=ATOMIC_SILENCE_MS)
     assert rules(analysis) == {rule}, [v.to_json() for v in analysis.violations]
@@ -433,3 +437,13 @@ def test_killed_capture_trace_replays_as_truncated(tmp_path):
     assert rules(analysis) == {"id-repeated", "stream-truncated"}
     assert "no end record" in analysis.violations[-1].detail
     assert Path(analysis.source.path) == path
+
+
+def test_named_tool_choice_must_name_a_request_tool(tmp_path, capsys):
+    from app.cli import main as cli_main
+
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]))
+    code = cli_main(["capture", "http://127.0.0.1:9", "--prompt", "hi", "--tools", str(tools), "--tool-choice", "nosuch"])
+    err = capsys.readouterr().err
+    assert code == 2 and "'nosuch'" in err and "get_weather" in err and err.count("\n") == 1

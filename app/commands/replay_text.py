@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from app.commands.common import (
@@ -45,8 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     check_format(args.format)
     check_policy(args.policy)
-    if args.rate is not None and args.rate <= 0:
-        raise CliError("--rate must be positive")
+    if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
+        raise CliError(f"--rate must be a finite positive number of steps per second, not {args.rate}")
     try:
         unit, size = parse_step(args.step)
     except BadStep as exc:
@@ -60,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
     if args.record:
         from engine.trace_io import write_analysis_trace  # issue 3: traces
 
-        write_analysis_trace(args.record, analysis, tools=tools, description=f"replay-text of {args.file}")
+        try:
+            write_analysis_trace(args.record, analysis, tools=tools, description=f"replay-text of {args.file}")
+        except OSError as exc:
+            raise CliError(f"cannot write the recording {args.record}: {exc.strerror or exc}") from None
     print_report([analysis], args)
     return 0

@@ -12,6 +12,7 @@ received before them.
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import ssl
 import time
@@ -111,6 +112,13 @@ class StreamCapture:
                 self.result.cancelled = True
             else:
                 await self._stream()
+                if not self.result.done and not self._stopping and not _ends_with_finish(self.result.lines):
+                    message = (
+                        "the server closed the stream before a finish chunk or [DONE]"
+                        if self.result.lines
+                        else "the server ended the response without sending a single data line"
+                    )
+                    self._mark_end(error=CaptureError("closed", message))
         except asyncio.CancelledError:
             self._mark_end(cancelled=True)
             if not self._stopping:
@@ -346,3 +354,18 @@ def classify_error(exc: httpx.HTTPError, request: CaptureRequest) -> CaptureErro
     if isinstance(exc, (httpx.ReadError, httpx.NetworkError)):
         return CaptureError("closed", f"connection lost mid-stream: {text}")
     return CaptureError("protocol", f"{type(exc).__name__}: {text}")
+
+
+def _ends_with_finish(lines: list[tuple[float | None, str]], look_back: int = 8) -> bool:
+    """Whether one of the last data lines carries a ``finish_reason`` (a server that omits ``[DONE]``)."""
+    for _, line in reversed(lines[-look_back:]):
+        if not line.startswith("data:"):
+            continue
+        try:
+            chunk = json.loads(line[5:])
+        except ValueError:
+            continue
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        if isinstance(choices, list) and any(isinstance(c, dict) and c.get("finish_reason") for c in choices):
+            return True
+    return False

@@ -109,6 +109,21 @@ def tool_choice_value(text: str) -> Any:
     return {"type": "function", "function": {"name": text}}
 
 
+def _check_tool_choice(body: dict[str, Any]) -> None:
+    """A named tool_choice must name one of the request's tools (servers fail late and obscurely otherwise)."""
+    choice = body.get("tool_choice")
+    if not isinstance(choice, dict):
+        return
+    name = (choice.get("function") or {}).get("name") if isinstance(choice.get("function"), dict) else None
+    if name is None:
+        return
+    tools = body.get("tools") or []
+    names = [t.get("function", {}).get("name") for t in tools if isinstance(t, dict)]
+    if name not in names:
+        known = ", ".join(n for n in names if n) or "none: the request has no tools"
+        raise RequestError(f"tool_choice names {name!r}, which is not among the request's tools ({known})")
+
+
 def _read_json(path: str, what: str) -> Any:
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -189,5 +204,6 @@ def build_body(
         body["max_tokens"] = max_tokens
     if not body.get("messages"):
         raise RequestError("no messages: give --request FILE, --messages FILE or --prompt TEXT")
+    _check_tool_choice(body)
     body["stream"] = True
     return body

@@ -32,6 +32,7 @@ from engine.decode.templates import ChatTemplate
 from engine.formats import make_parser, prompt_opens_reasoning
 from engine.policies import POLICY_IDS
 from engine.trace import TraceHeader, TraceWriter
+from engine.wire import StreamIdentity
 
 #: Called after each token was analysed (and recorded): the GUI's hook; may set the stop flag.
 TokenCallback = Callable[[TokenStep, Analyzer], None]
@@ -140,6 +141,7 @@ class LiveRun:
                 "prompt_tokens": len(self.prompt_tokens),
                 "grammar": self.gbnf,
                 "thinking": self.thinking,
+                "completion_id": StreamIdentity.for_run(s.name).completion_id,
             },
         )
 

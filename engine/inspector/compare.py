@@ -50,7 +50,7 @@ def summarize(chunks: list[WireChunk]) -> str:
         else:
             parts.append(c.kind)
     if args:
-        parts.append(f"{args} argument fragment{'s' if args > 1 else ''}")
+        parts.append(f"+{args} arg{'s' if args > 1 else ''}")
     return ", ".join(parts)
 
 

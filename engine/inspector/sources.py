@@ -118,7 +118,9 @@ def reanalyze(analysis: Analysis, policy: str, tools: list[dict[str, Any]] | Non
     info = SourceInfo(analysis.source.kind, analysis.source.path, analysis.source.format, policy, dict(analysis.source.extra))
     try:
         if analysis.source.format is not None and any(s.data for s in analysis.steps):
-            analyzer = Analyzer(analysis.name, info, analysis.unit, analysis.timed, make_parser(analysis.source.format, tools))
+            thinking = bool(analysis.source.extra.get("thinking"))  # the prompt opened a reasoning block
+            parser = make_parser(analysis.source.format, tools, thinking=thinking)
+            analyzer = Analyzer(analysis.name, info, analysis.unit, analysis.timed, parser)
             for record in analysis.steps:
                 analyzer.feed_bytes(record.data, record.ms, record.tokens, record.step)
             return analyzer.finish(analysis.finish_cause, truncated=analysis.truncated)
