@@ -9,6 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
+
+from engine import __version__
 
 from app.commands.common import CliError
 
@@ -16,11 +19,19 @@ from app.commands.common import CliError
 COMMAND_MODULES = ("replay_text", "replay", "run", "prompt", "capture", "bench", "gui")
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """Usage errors as one line (plus the exit code 2), like every other input error here."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrors(
         prog="callscope",
         description="An oscilloscope for streaming LLM tool calls: parse, stream, reconcile, and time them.",
     )
+    parser.add_argument("--version", action="version", version=f"callscope {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:

@@ -135,3 +135,15 @@ def test_thinking_generation_records_and_replays_as_reasoning(tmp_path, capsys):
     again = json.loads(out)["runs"][0]
     assert again["reasoning"] == first["reasoning"]
     assert again["calls"] == first["calls"]  # same minted ids: the recording keeps the stream identity
+
+
+def test_reads_standard_input_and_usage_errors_are_one_line(tmp_path):
+    text = render("hermes", [("f", {"a": 1})], "Hi.")
+    out = subprocess.run(
+        [sys.executable, "-m", "app", "replay-text", "-", "--format", "hermes", "--json"],
+        cwd=ROOT, input=text, capture_output=True, text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["runs"][0]["calls"][0]["name"] == "f"
+    bad = subprocess.run([sys.executable, "-m", "app", "replay-text", "-"], cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--format" in bad.stderr

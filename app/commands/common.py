@@ -56,6 +56,12 @@ def read_tools(path: str | None) -> list[dict[str, Any]] | None:
 
 
 def read_text(path: str, what: str = "file") -> str:
+    """A UTF-8 text file's contents (``-`` reads standard input); any failure is one CliError line."""
+    if path == "-":
+        try:
+            return sys.stdin.read()
+        except UnicodeDecodeError as exc:
+            raise CliError(f"cannot read {what} from standard input: not UTF-8 text (byte {exc.start})") from None
     try:
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:

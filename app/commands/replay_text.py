@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Feed FILE (a raw model generation) to the format's parser one step at a time, "
         "run the streaming policy, and report calls, TTFD and violations.",
     )
-    p.add_argument("file", help="the generated text (UTF-8)")
+    p.add_argument("file", help="the generated text (UTF-8); - reads standard input")
     p.add_argument("--format", required=True, help=f"wire format: {' | '.join(FORMAT_IDS)}")
     p.add_argument("--tools", help="OpenAI tools array (JSON); gives parameter types to qwen3_coder")
     p.add_argument(
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     tools = read_tools(args.tools)
     text = read_text(args.file, "text file")
     analysis = analyze_text(
-        text, args.format, args.policy, tools, unit, size, args.rate, name=Path(args.file).stem, path=args.file,
+        text, args.format, args.policy, tools, unit, size, args.rate, name="stdin" if args.file == "-" else Path(args.file).stem, path=args.file,
         thinking=args.thinking,
     )
     if args.record:

@@ -160,6 +160,9 @@ def run(args: argparse.Namespace) -> int:
     if result.stats.cause == "error":
         print(f"callscope run: generation failed: {result.stats.error}", file=sys.stderr)
         return 1
+    if result.stats.cause == "cancelled":
+        print("callscope run: cancelled; the report covers the tokens generated so far", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -172,8 +175,8 @@ def _header_text(live: Any, result: Any) -> str:
         f"format: {plan.format_id} ({plan.format_reason})",
         f"forced: {result.grammar.describe()}" if result.grammar else "forced: nothing (--force-tool off)",
         f"generation: {stats.prompt_tokens} prompt tokens, time to first token {format_seconds(stats.ttft_ms)}, "
-        f"{stats.tokens} tokens in {format_seconds(stats.end_ms)}"
-        + (f" ({rate:.1f} tok/s)" if rate else "")
+        f"{stats.tokens} tokens by {format_seconds(stats.end_ms)}"
+        + (f" ({rate:.1f} tok/s after the first token)" if rate else "")
         + f", ended: {stats.cause}; seed {live.settings.sampler.seed}",
     ]
     if result.record:
