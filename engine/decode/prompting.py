@@ -65,6 +65,12 @@ def choose_template(
     if template is not None:
         caps = probe_caps(template)
         det = detect_format(template.source, caps) if format_id == AUTO else _chosen(format_id)
+        if format_id == AUTO and not caps.supports_tools:
+            det = FormatDetection(
+                "emulated",
+                "this template does not render tools, so the model never sees them; emulated assumed "
+                "(without --template, callscope's built-in emulated template teaches them in the prompt)",
+            )
         return template, "given with --template", det, caps
     if model is not None and model.chat_template is not None:
         own = ChatTemplate(f"gguf:tokenizer.chat_template of {model.file_name}", model.chat_template, "model")
