@@ -28,7 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QEventLoop, QObject, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -202,10 +202,26 @@ class CaptureController(QObject):
         if self._capture is not None:
             self._capture.stop()
 
-    def shutdown(self) -> None:
-        """Window closing: stop and forget (the task ends on its own)."""
+    def shutdown(self, wait_ms: int = 5000) -> bool:
+        """Window closing: stop, then let the task unwind (connection closed, recording finished).
+
+        Waits in a local event loop (which also drives the qasync loop) for at most
+        ``wait_ms``; True when no capture is left running.
+        """
         self.stop()
         self._feed.cancel()
+        task = self._task
+        if task is not None and not task.done() and wait_ms > 0:
+            waiter = QEventLoop()
+            deadline = QTimer()
+            deadline.setSingleShot(True)
+            deadline.timeout.connect(waiter.quit)
+            task.add_done_callback(lambda _t: waiter.quit())
+            deadline.start(wait_ms)
+            if not task.done():
+                waiter.exec()
+            deadline.stop()
+        return not self.running
 
     async def _run(self, capture: StreamCapture, recorder: CaptureRecorder, name: str) -> None:
         try:

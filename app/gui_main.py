@@ -4,6 +4,11 @@ The window is shown first and the source loaded on the next event-loop turn,
 so it appears at once whatever the file size. ``--screenshot`` renders the
 window offscreen at 1400x900 (at ``--at STEP`` if given) and exits; errors
 then go to stderr instead of a dialog.
+
+The interactive window runs Qt's event loop with asyncio on top of it
+(:func:`run_event_loop`, qasync), so the Capture source's async HTTP client
+runs on the GUI thread between Qt events. A screenshot never starts an event
+loop, so it needs neither.
 """
 
 from __future__ import annotations
@@ -132,7 +137,7 @@ def launch(
     window.show()
     if os.environ.get(SHOWN_ENV):
         QTimer.singleShot(0, lambda: (print(f"shown {1000 * (time.perf_counter() - started):.0f}", flush=True), app.quit()))
-        return app.exec()
+        return run_event_loop(app)
 
     def load() -> bool:
         if file is not None:
@@ -154,7 +159,22 @@ def launch(
             window.tabs.setCurrentIndex(tab)
         return render_screenshot(app, window, screenshot)
     QTimer.singleShot(0, load)
-    return app.exec()
+    return run_event_loop(app)
+
+
+def run_event_loop(app: QApplication) -> int:
+    """``app.exec()`` with a qasync loop as asyncio's running loop, so coroutines run on the GUI thread."""
+    import asyncio
+
+    import qasync
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    try:
+        return int(loop.run_forever())
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 def render_screenshot(app: QApplication, window, path: str) -> int:

@@ -4,6 +4,12 @@ Layout: source bar; timeline with playback controls; below, generated text,
 partial parse, and a tab stack (emitted deltas, reconciliation, TTFD, compare).
 Every user-caused failure goes through :class:`ErrorPresenter` and leaves the
 previous view in place.
+
+Three sources feed the same panes: Open (a recording), Run (a live model on a
+worker thread, :mod:`app.workers.run_controller`) and Capture (a live server's
+stream, read by an async client on the Qt event loop through qasync,
+:mod:`app.capture_panel`). Both live controllers are created on first use, so
+their imports (llama-cpp-python, httpx) never slow the window's start.
 """
 
 from __future__ import annotations
@@ -34,13 +40,15 @@ from app.widgets.pane import Pane
 from app.widgets.parse_view import ParseView
 from app.widgets.playback_bar import PlaybackBar, PlaybackDriver
 from app.widgets.reconcile_view import ReconcileView
-from app.widgets.source_bar import SourceBar
+from app.widgets.source_bar import SourceBar, SourceButtons
 from app.widgets.text_view import GeneratedTextView
 from app.widgets.timeline import TimelineView
 from app.widgets.ttfd_view import TtfdView
 from engine.inspector.sources import FileSource, Source, SourceError, TextSource, parse_tools_text
 
 MAX_RECENT = 10
+#: Width of the generated-text pane while the source has no text (a byte-prefix fixture carries parses).
+NARROW_TEXT_PANE = 200
 RECENT_KEY = "recent_files"
 
 
@@ -55,6 +63,10 @@ class MainWindow(QMainWindow):
         self.errors = ErrorPresenter(self)
         self.driver = PlaybackDriver(self.session, self)
         self._runs = None  # RunController, created on the first live run (it owns a thread)
+        self._captures = None  # CaptureController, created on the first capture
+        self._capture_values = None  # what the Capture dialog held last time
+        self._before_capture = None  # the view to put back if a capture receives nothing
+        self._capture_url = ""
         self._build_panes()
         self._build_actions()
         self._build_status()
@@ -106,6 +118,7 @@ class MainWindow(QMainWindow):
         main.setSizes([330, 500])
         main.setChildrenCollapsible(False)
         self.bottom_split, self.main_split = bottom, main
+        self._text_sizes: list[int] | None = None  # the splitter sizes to restore once a source has text again
 
         central = QWidget()
         layout = QVBoxLayout(central)
@@ -154,11 +167,13 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         mb = self.menuBar()
         file = mb.addMenu("&File")
-        self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a trace or a byte-prefix fixture")
+        self.open_action = self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a trace or a byte-prefix fixture")
         self.recent_menu = file.addMenu("Open &recent")
         self._action(file, "&Paste text…", self.paste_dialog, ["Ctrl+Shift+V"], "Replay a raw generation")
-        self._action(file, "&Run a model…", self.run_dialog, ["Ctrl+R"], "Decode live with a local GGUF model")
-        self.stop_action = self._action(file, "S&top run", self.stop_run, ["Ctrl+."])
+        self.run_action = self._action(file, "&Run a model…", self.run_dialog, ["Ctrl+R"], "Decode live with a local GGUF model")
+        self.capture_action = self._action(file, "&Capture a server…", self.capture_dialog, ["Ctrl+Shift+C"],
+                                           "Inspect the stream of a live OpenAI-compatible server")
+        self.stop_action = self._action(file, "S&top run or capture", self.stop_run, ["Ctrl+."])
         self._action(file, "&Save run as trace…", self.save_trace_dialog, ["Ctrl+S"])
         file.addSeparator()
         export = file.addMenu("&Export")
@@ -193,6 +208,10 @@ class MainWindow(QMainWindow):
             lambda: self._nav("token", 1), lambda: self._nav("delta", 1), lambda: self._nav("end", 0),
         )
         self._refresh_recent()
+        for action, short in ((self.open_action, "Open"), (self.run_action, "Run"), (self.capture_action, "Capture")):
+            action.setIconText(short)
+        self.source_buttons = SourceButtons([self.open_action, self.run_action, self.capture_action])
+        self.menuBar().setCornerWidget(self.source_buttons, Qt.Corner.TopRightCorner)
 
     # ================================================================ navigation
 
@@ -210,16 +229,19 @@ class MainWindow(QMainWindow):
             state.end()
 
     def show_shortcuts(self) -> ShortcutsDialog:
-        dialog = ShortcutsDialog(describe_shortcuts(self.actions()), self)
+        """``?``: the shortcut list (one window, brought forward when asked for again)."""
+        dialog = getattr(self, "_shortcuts", None)
+        if dialog is None:
+            dialog = self._shortcuts = ShortcutsDialog(describe_shortcuts(self.actions()), self)
         dialog.show()
+        dialog.raise_()
         return dialog
 
     # ================================================================ sources
 
     def open_source(self, source: Source, policy: str | None = None) -> bool:
         """Show ``source``; on failure report it and keep what was on screen."""
-        if self._runs is not None and self._runs.running:
-            self.errors.report("A run is in progress", "Stop the live run before opening another source.")
+        if self._refuse_while_live():
             return False
         self.driver.pause()
         try:
@@ -259,6 +281,16 @@ class MainWindow(QMainWindow):
         if dialog.exec():
             v = dialog.values()
             self.replay_text(v.text, v.format_id, v.tools_text, v.unit, v.size, v.rate)
+
+    def _refuse_while_live(self) -> bool:
+        """True (and a dialog) while a run or a capture is filling the panes: one live source at a time."""
+        if self._runs is not None and self._runs.running:
+            self.errors.report("A run is in progress", "Stop the live run before opening another source.")
+            return True
+        if self._captures is not None and self._captures.running:
+            self.errors.report("A capture is in progress", "Stop the capture before opening another source.")
+            return True
+        return False
 
     def set_policy(self, policy: str) -> None:
         if self.session.state is None or policy == self.session.policy:
@@ -300,6 +332,8 @@ class MainWindow(QMainWindow):
         if values.model_path and not Path(values.model_path).is_file():
             self.errors.report("Bad model", f"model {values.model_path}: no such file")
             return False
+        if self._refuse_while_live():
+            return False
         self.driver.pause()
         request = RunRequest(
             messages=[{"role": "user", "content": values.prompt}], tools=tools, model_path=values.model_path,
@@ -309,8 +343,11 @@ class MainWindow(QMainWindow):
         return self.runs.start(request)
 
     def stop_run(self) -> None:
+        """Stop whatever is live (the Stop button, Ctrl+.): a model run or a capture."""
         if self._runs is not None:
             self._runs.stop()
+        if self._captures is not None:
+            self._captures.stop()
 
     def _run_started(self) -> None:
         self.progress.show()
@@ -332,6 +369,77 @@ class MainWindow(QMainWindow):
         self.stop_button.hide()
         self.phase_label.setText("run failed")
         self.errors.report("Run failed", message)
+
+    # ================================================================ captures
+
+    @property
+    def captures(self):
+        if self._captures is None:
+            from app.capture_panel import CaptureController
+
+            self._captures = CaptureController(self.session, self)
+            self._captures.started.connect(self._capture_started)
+            self._captures.progress.connect(self._capture_progress)
+            self._captures.ended.connect(self._capture_ended)
+            self._captures.failed.connect(self._capture_failed)
+        return self._captures
+
+    def capture_dialog(self) -> None:
+        from app.capture_panel import CaptureDialog
+
+        dialog = CaptureDialog(self, self._capture_values)
+        if dialog.exec():
+            self._capture_values = dialog.values()
+            self.start_capture(self._capture_values)
+
+    def start_capture(self, values) -> bool:
+        """Validate the dialog's values and start capturing; the panes switch to the live stream at once."""
+        from app.capture_panel import request_from_values
+        from engine.capture.request import RequestError
+
+        try:
+            request = request_from_values(values)
+        except RequestError as exc:
+            self.errors.report("Bad capture request", str(exc))
+            return False
+        loop = _qasync_loop()
+        if loop is None:
+            self.errors.report("Capture unavailable", "capturing needs the app's asyncio event loop (qasync); "
+                               "start callscope with `callscope gui`")
+            return False
+        if self._refuse_while_live():
+            return False
+        self.driver.pause()
+        self._before_capture = self.session.snapshot()
+        captures = self.captures
+        captures.loop = loop
+        self._capture_url = request.public_url()  # redacted: safe to show
+        return captures.start(request)
+
+    def _capture_started(self) -> None:
+        self.progress.show()
+        self.stop_button.show()
+        self.rate_label.setText("")
+        self.phase_label.setText(f"capturing {self._capture_url}…")
+
+    def _capture_progress(self, lines: int, ms: float) -> None:
+        self.progress.hide()
+        self.rate_label.setText(f"{lines} chunks · {ms / 1000:.1f} s")
+
+    def _capture_ended(self, analysis) -> None:
+        self.progress.hide()
+        self.stop_button.hide()
+        self.phase_label.setText(f"capture ended: {analysis.finish_cause}")
+
+    def _capture_failed(self, message: str) -> None:
+        self.progress.hide()
+        self.stop_button.hide()
+        self.phase_label.setText("capture failed")
+        captured = self._captures.analysis if self._captures is not None else None
+        if captured is None or not captured.steps:  # nothing came: put the previous view back
+            self.session.restore(self._before_capture)
+        self._before_capture = None
+        self.errors.report("Capture failed", message)
 
     # ================================================================ export
 
@@ -391,6 +499,8 @@ class MainWindow(QMainWindow):
         tools = None
         if self._runs is not None and self._runs.analysis is state.analysis:
             recorded, tools = self._runs.record_path, self._runs.tools
+        elif self._captures is not None and self._captures.analysis is state.analysis:
+            recorded = self._captures.record_path
         try:
             save_trace(path, state.analysis, recorded, tools)
         except ExportError as exc:
@@ -448,12 +558,24 @@ class MainWindow(QMainWindow):
         a = self.session.current
         self.setWindowTitle(f"callscope — {a.name}")
         state = self.session.state
-        if state is not None and not state.spans.has_text and not state.live:
-            self.text_pane.set_subtitle("none: this source carries parses")
+        has_text = state is None or state.spans.has_text or state.live
+        if not has_text:
+            self.text_pane.set_subtitle("none")  # the pane's placeholder says why
         else:
             self.text_pane.set_subtitle(f"{a.step_count:,} {a.unit}s, boundaries shaded")
+        self._fit_text_pane(has_text)
         self.parse_pane.set_subtitle("the server's parse at the cursor")
         self.timeline_pane.set_subtitle("drag the cursor · hover to preview · wheel to zoom")
+
+    def _fit_text_pane(self, has_text: bool) -> None:
+        """A source without text gives most of the text pane's width to the tabs, and takes it back after."""
+        sizes = self.bottom_split.sizes()
+        if not has_text and self._text_sizes is None and sizes[0] > NARROW_TEXT_PANE:
+            self._text_sizes = sizes
+            self.bottom_split.setSizes([NARROW_TEXT_PANE, sizes[1], sizes[2] + sizes[0] - NARROW_TEXT_PANE])
+        elif has_text and self._text_sizes is not None:
+            self.bottom_split.setSizes(self._text_sizes)
+            self._text_sizes = None
 
     def _grew(self, _text: str) -> None:
         a = self.session.current
@@ -466,6 +588,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.driver.pause()
+        if self._captures is not None:
+            self._captures.shutdown()  # cancels the request and waits (bounded) for the connection to close
         if self._runs is not None:
             self._runs.shutdown()
         super().closeEvent(event)
@@ -474,3 +598,16 @@ class MainWindow(QMainWindow):
         """Deliver pending redraws now (screenshots, tests)."""
         self.session.flush()
         QTimer.singleShot(0, lambda: None)
+
+
+def _qasync_loop():
+    """The running qasync loop (set up by :func:`app.gui_main.run_event_loop`), or None."""
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    import qasync
+
+    return loop if isinstance(loop, qasync.QEventLoop) and not loop.is_closed() else None

@@ -24,6 +24,7 @@ from engine.capture import CaptureRequest, endpoint_url
 from engine.capture.request import RequestError
 from engine.inspector.live import RUNNING
 from engine.replay import load_analyses
+from tests.gui_helpers import retire_qasync_loop
 from tests.sse_server import DONE, FINISH_TOOLS, ROLE, RULE_STREAMS, CannedServer, Scenario, chunk, tool
 
 pytestmark = pytest.mark.gui
@@ -44,12 +45,9 @@ def qloop(qapp):
     asyncio.set_event_loop(loop)
     yield loop
     # qasync's stop() would also call QApplication.exit(), which breaks every later nested event loop
-    # (pytest-qt's waits); mark the loop stopped, unregister it, and close it.
+    # (pytest-qt's waits); the helper stops, unregisters and closes it, and kills its pending Qt timers.
     assert loop.is_running()
-    loop._QEventLoop__is_running = False
-    asyncio.events._set_running_loop(None)
-    asyncio.set_event_loop(None)
-    loop.close()
+    retire_qasync_loop(loop)
 
 
 @pytest.fixture

@@ -63,6 +63,38 @@ def test_ttfd_against_call_length_for_a_folder(qtbot, tmp_path, monkeypatch):
     assert window.shown_errors[-1][0] == "Nothing to plot"
 
 
+def test_ttfd_against_call_length_across_the_runs_of_this_session(qtbot, tmp_path, monkeypatch):
+    from engine.inspector.ttfd import ttfd_point
+    from tests.gui_helpers import HEADLINE
+
+    window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
+    view = window.ttfd_view
+    window.tabs.setCurrentWidget(view)
+    view.across.click()
+    assert view.stack.currentIndex() == 1 and [p.name for p in view.points] == ["hermes_parallel"]
+    assert window.open_path(str(HEADLINE))  # the plot follows: both runs, not the first file's alone
+    assert [p.name for p in view.points] == ["hermes_parallel", "headline_701_tokens"]
+    assert view.points[1] == ttfd_point(window.session.current)
+    assert "2 runs this session" in view.across.text()
+    window.source_bar.policy.setCurrentText("atomic")  # one policy per plot
+    assert [p.name for p in view.points] == ["headline_701_tokens"] and view.points[0].streaming == view.points[0].atomic
+    assert window.open_path(str(PARALLEL))  # the same run again is not a second dot
+    window.source_bar.policy.setCurrentText("incremental")
+    assert [p.name for p in view.points] == ["headline_701_tokens", "hermes_parallel"]
+
+
+def test_question_mark_opens_the_shortcut_list(qtbot, tmp_path, monkeypatch):
+    from app.widgets.dialogs import ShortcutsDialog
+
+    window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
+    window.activateWindow()
+    assert QTest.qWaitForWindowActive(window)  # window shortcuts need the active window
+    QTest.keyClick(window, Qt.Key.Key_Question)
+    QTest.keyClick(window, Qt.Key.Key_Question)  # again: the same list comes forward, not a second one
+    dialogs = [d for d in window.findChildren(ShortcutsDialog) if d.isVisible()]
+    assert len(dialogs) == 1 and dialogs[0].table.rowCount() > 15
+
+
 def test_compare_works_on_a_parse_carrying_fixture(qtbot, tmp_path, monkeypatch):
     window = make_window(qtbot, tmp_path, monkeypatch, REGRESS)
     compare = window.compare_view
@@ -72,6 +104,32 @@ def test_compare_works_on_a_parse_carrying_fixture(qtbot, tmp_path, monkeypatch)
     row = next(i for i, r in enumerate(compare.comparison.rows) if r.step > 0)
     compare.table.selectRow(row)
     assert window.session.state.cursor_step == compare.comparison.rows[row].step
+    target = compare.comparison.rows[-2]
+    window.tabs.setCurrentWidget(compare)
+    window.session.state.set_cursor_step(target.step)  # the other way: the table follows the cursor
+    window.session.flush()
+    assert compare.table.currentIndex().row() == len(compare.comparison.rows) - 2
+    assert window.session.state.cursor_step == target.step
+
+
+def test_compare_marks_the_rows_that_differ_on_screen(qtbot, tmp_path, monkeypatch):
+    """The style sheet must not hide the model's row colours (a ::item border rule would)."""
+    window = make_window(qtbot, tmp_path, monkeypatch, REGRESS)
+    window.tabs.setCurrentWidget(window.compare_view)
+    compare = window.compare_view
+    rows = compare.comparison.rows
+    same = next(i for i, r in enumerate(rows) if not r.differs)
+    differs = next(i for i, r in enumerate(rows) if r.differs)
+    compare.table.clearSelection()
+    compare.table.scrollToTop()  # it follows the cursor, which opened at the end
+    image = compare.table.viewport().grab().toImage()
+
+    def colour(row: int):
+        rect = compare.table.visualRect(compare.model.index(row, 3))  # the right-hand cell, empty in both rows
+        return image.pixelColor(rect.center().x(), rect.center().y())
+
+    assert colour(differs) != colour(same)
+    assert colour(differs).red() > colour(differs).blue()  # the warm "differs" mark, not the table's own colour
 
 
 def test_dense_lanes_draw_one_tick_per_pixel_and_zoom_brings_every_tick_back(qtbot, tmp_path, monkeypatch):
@@ -142,6 +200,26 @@ def test_a_failed_run_keeps_the_tokens_received_and_can_be_saved(qtbot, tmp_path
     assert window.save_trace_to(str(tmp_path / "partial.jsonl"))
     again = load_analyses(tmp_path / "partial.jsonl")[0]
     assert again.step_count == 10 and again.finish_cause == "error"
+
+
+def test_a_live_run_in_thinking_mode_is_analysed_as_reasoning_first(qtbot, tmp_path, monkeypatch):
+    """The GUI's own analysis of a live run uses the plan's thinking flag, as the worker's does."""
+    from app.workers.run_worker import RunPlan
+    from engine.analysis import SourceInfo
+    from engine.samples import render
+
+    window = make_window(qtbot, tmp_path, monkeypatch)
+    controller = window.runs
+    text = ("Weather needs a tool.</think>\n" + render("hermes", [("get_weather", {"city": "Paris"})])).encode()
+    info = SourceInfo("model", None, "hermes", "incremental", {"thinking": True})
+    controller._on_prepared(RunPlan(info, "hermes", None, "thinks", 5, "t", thinking=True))
+    for i in range(0, len(text), 4):
+        controller.on_token(text[i : i + 4], float(i), i)
+    controller.drain()
+    a = window.session.current
+    assert a.parse_at(a.steps[-1].step).reasoning.startswith("Weather needs a tool.")
+    assert [c.kind for c in a.chunks if c.kind in ("content", "reasoning")][:1] == ["reasoning"]
+    assert not any(c.kind == "content" and "Weather" in c.text for c in a.chunks)
 
 
 def test_a_file_that_is_not_a_model_fails_on_the_worker_with_a_dialog(qtbot, tmp_path, monkeypatch):

@@ -349,6 +349,19 @@ def test_reanalyze_reproduces_the_same_stream(path):
     assert other.source.policy == "atomic" and other.ttfd_streaming == original.ttfd_atomic
 
 
+def test_reanalyze_keeps_thinking_mode():
+    """A run whose prompt opened <think> is re-analysed with a parser that starts in reasoning too."""
+    text = "Let me check the weather.</think>\n" + render("hermes", [("get_weather", {"city": "Oslo"})])
+    original = analyze_text(text, "hermes", thinking=True, size=3)
+    assert original.source.extra["thinking"] and original.chunks[1].kind == "reasoning"
+    again = reanalyze(original, "incremental")
+    assert [(c.step, c.kind, c.text) for c in again.chunks] == [(c.step, c.kind, c.text) for c in original.chunks]
+    other = reanalyze(original, "atomic")
+    expected = analyze_text(text, "hermes", "atomic", thinking=True, size=3)
+    assert [(c.step, c.kind, c.text) for c in other.chunks] == [(c.step, c.kind, c.text) for c in expected.chunks]
+    assert not any(c.kind == "content" and "check" in c.text for c in other.chunks)
+
+
 def test_sources_report_user_errors(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not a recording\n")

@@ -78,6 +78,20 @@ class InspectorSession(QObject):
         self.policy = analysis.source.policy
         self._show(0, keep_step=None, at_end=True)
 
+    def snapshot(self) -> tuple | None:
+        """What is shown now, for :meth:`restore` (a capture that failed before receiving anything)."""
+        if self.state is None:
+            return None
+        return (self.source, list(self.analyses), self.run_index, self.policy, self.state.cursor_step)
+
+    def restore(self, snapshot: tuple | None) -> None:
+        """Show a :meth:`snapshot` again, cursor at the same step (nothing is re-analysed)."""
+        if snapshot is None:
+            return
+        self.source, analyses, index, self.policy, step = snapshot
+        self.analyses = analyses
+        self._show(index, keep_step=step)
+
     def _show(self, index: int, keep_step: int | None, at_end: bool = False) -> None:
         self._redraw.cancel()
         self._hover.cancel()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import html
 
 from PySide6.QtCore import Qt
@@ -69,7 +70,10 @@ class CompareView(QWidget):
         self.other.currentTextChanged.connect(lambda _p: self.rebuild())
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
         session.analysisChanged.connect(self.rebuild)
+        session.cursorChanged.connect(self.follow_cursor)
         self.error = ""
+        self._following = False
+        self._steps: list[int] = []
 
     def rebuild(self) -> None:
         state = self.session.state
@@ -93,6 +97,7 @@ class CompareView(QWidget):
         self.comparison = compare(left, right)
         self.model.set_titles(left.source.policy, right.source.policy)
         self.model.set_rows(self.comparison.rows)
+        self._steps = [r.step for r in self.comparison.rows]
         c = self.comparison
         self.summary.setText(
             f'<span style="color:{theme.WARN}">{c.differing} of {len(c.rows)} emitting steps differ</span><br>'
@@ -100,8 +105,31 @@ class CompareView(QWidget):
             f'<span style="color:{theme.ATOMIC_COLOR}">▶ {html.escape(c.side_summary("right"))}</span>'
         )
 
+    def follow_cursor(self, _index: int = 0) -> None:
+        """Select the last row at or before the cursor's step, so both sides line up with every other pane.
+
+        Only while the tab is shown (a hidden table is brought up to date when it appears).
+        """
+        if not self.isVisible():
+            return
+        state = self.session.state
+        if state is None or self.comparison is None or not self.comparison.rows:
+            return
+        row = max(0, bisect.bisect_right(self._steps, state.cursor_step) - 1)
+        index = self.model.index(row, 0)
+        self._following = True
+        try:
+            self.table.setCurrentIndex(index)
+        finally:
+            self._following = False
+        self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.follow_cursor()
+
     def _row_selected(self, current, _previous) -> None:
         state = self.session.state
-        if state is None or self.comparison is None or not current.isValid():
+        if self._following or state is None or self.comparison is None or not current.isValid():
             return
         state.set_cursor_step(self.comparison.rows[current.row()].step)

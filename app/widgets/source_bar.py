@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from app.models.session import InspectorSession
 from app.widgets.pane import ElidedLabel
@@ -39,7 +40,7 @@ class SourceBar(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 5, 12, 5)
         layout.setSpacing(8)
-        self.name = ElidedLabel("No source — File ▸ Open, Paste text, or Run a model", 120)
+        self.name = ElidedLabel("No source — Open a recording, Run a model, or Capture a server", 120)
         self.name.setObjectName("SourceName")
         self.name.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.details = ElidedLabel("", 120)
@@ -79,6 +80,18 @@ class SourceBar(QFrame):
         session.analysisChanged.connect(self.refresh)
         session.grew.connect(lambda _t: self.refresh())
 
+    def _show_policy(self, policy: str) -> None:
+        """Select ``policy``; one that cannot be re-chosen (a capture: the server decided) shows greyed out."""
+        known = policy in POLICY_IDS
+        while self.policy.count() > len(POLICY_IDS):
+            self.policy.removeItem(self.policy.count() - 1)
+        if not known:
+            self.policy.addItem(policy)
+        self.policy.setCurrentText(policy)
+        self.policy.setEnabled(known)
+        self.policy.setToolTip("Streaming policy: re-analyses the same source" if known
+                               else "A capture shows what the server sent: there is no policy to change")
+
     def refresh(self) -> None:
         state = self.session.state
         if state is None:
@@ -86,7 +99,7 @@ class SourceBar(QFrame):
         a = state.analysis
         self._setting = True
         try:
-            self.policy.setCurrentText(a.source.policy)
+            self._show_policy(a.source.policy)
             names = [x.name for x in self.session.analyses]
             if [self.run.itemText(i) for i in range(self.run.count())] != names:
                 self.run.clear()
@@ -126,3 +139,32 @@ class SourceBar(QFrame):
     def _run_changed(self, index: int) -> None:
         if not self._setting and index >= 0:
             self.runChosen.emit(index)
+
+
+class SourceButtons(QWidget):
+    """Open · Run · Capture: one button per source action, at the right end of the menu bar.
+
+    The buttons carry the menu's own actions (same shortcut, same enabled
+    state). They sit in the menu bar's empty right end rather than in the
+    source bar, whose width the file name and the verdict badges need.
+    """
+
+    def __init__(self, actions: list[QAction], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 6, 0)
+        layout.setSpacing(4)
+        caption = QLabel("source")
+        caption.setObjectName("Caption")
+        layout.addWidget(caption)
+        self.buttons: list[QToolButton] = []
+        for action in actions:
+            button = QToolButton()
+            button.setObjectName("SourceButton")
+            button.setDefaultAction(action)
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            layout.addWidget(button)
+            self.buttons.append(button)
+
+    def button_for(self, action: QAction) -> QToolButton:
+        return next(b for b in self.buttons if b.defaultAction() is action)

@@ -1,9 +1,10 @@
 """TTFD: tool-call bytes delivered over time, the policy's ramp against the atomic step.
 
 Both first-delta times are marked and the gap is labelled as in the CLI
-report. A second view plots TTFD against call length for every run of the
-current file, or of every recording in a folder: streaming stays flat,
-atomic grows with the call.
+report. A second view plots TTFD against call length for every run shown in
+this session (each stream of each file opened, each live run and capture),
+or for every recording in a folder: streaming stays flat, atomic grows with
+the call.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from engine.inspector.live import RUNNING
 from engine.inspector.ttfd import TtfdCurves, TtfdPoint, describe_first, ttfd_curves, ttfd_point
 from engine.report import ttfd_gain
 
+#: Runs remembered for the across-runs plot (oldest dropped first).
+MAX_SESSION_RUNS = 500
+
 
 def _stairs(xs: list[float], ys: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Step-function polyline: hold each value until the next x."""
@@ -31,6 +35,11 @@ def _stairs(xs: list[float], ys: list[int]) -> tuple[np.ndarray, np.ndarray]:
     sx = np.repeat(np.asarray(xs, dtype=float), 2)[1:]
     sy = np.repeat(np.asarray(ys, dtype=float), 2)[:-1]
     return sx, sy
+
+
+def _label(text: str, color: str, anchor: tuple[float, float]) -> pg.TextItem:
+    """A plot label on a panel-coloured plate, so a curve passing behind it never crosses the words."""
+    return pg.TextItem(text, color=color, anchor=anchor, fill=pg.mkBrush(theme.qcolor(theme.PANEL, 225)))
 
 
 def _style_plot(plot: pg.PlotWidget) -> None:
@@ -52,12 +61,15 @@ class TtfdView(QWidget):
         self.session = session
         self.curves: TtfdCurves | None = None
         self.points: list[TtfdPoint] = []
+        #: (policy, point) of every finished run shown this session, oldest first (a dict: ordered, no duplicates).
+        self.session_points: dict[tuple[str, TtfdPoint], None] = {}
         self.label = QLabel("")
         self.label.setObjectName("Headline")
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setWordWrap(True)
         self.this_run = QPushButton("This run")
         self.across = QPushButton("TTFD vs call length")
+        self.across.setToolTip("Every run shown in this session, under the current policy")
         self.folder = QPushButton("Folder…")
         self.folder.setToolTip("Plot every recording in a folder (all fixtures, all traces)")
         group = QButtonGroup(self)
@@ -75,8 +87,9 @@ class TtfdView(QWidget):
         _style_plot(self.plot)
         self.plot.getPlotItem().setLabel("left", "tool-call bytes delivered", color="#9aa4b2")
         self.plot.getPlotItem().setMouseEnabled(x=True, y=False)
-        self.legend = self.plot.getPlotItem().addLegend(offset=(-10, -40), labelTextColor="#c7cdd6", brush=pg.mkBrush(theme.qcolor("#1d2026", 220)))
+        self.legend = self.plot.getPlotItem().addLegend(offset=(10, 34), labelTextColor="#c7cdd6", brush=pg.mkBrush(theme.qcolor("#1d2026", 220)))
         self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(theme.CURSOR, width=1.5))
+        self.cursor_line.setZValue(50)  # above the labels' plates
         self.scatter_plot = pg.PlotWidget(background=theme.PANEL)
         _style_plot(self.scatter_plot)
         self.scatter_plot.getPlotItem().setLabel("bottom", "call length (chars of arguments)", color="#9aa4b2")
@@ -94,9 +107,11 @@ class TtfdView(QWidget):
         self.across.clicked.connect(self._show_across)
         self.folder.clicked.connect(self.foldersRequested)
         session.analysisChanged.connect(self.rebuild)
+        session.analysisChanged.connect(self._remember)
         session.cursorChanged.connect(self.show_cursor)
         session.grew.connect(self._grew)
         self._stale = False
+        self._across_what = ""  # "session" when the across plot shows this session's runs
 
     # ------------------------------------------------------------ this run
 
@@ -131,9 +146,12 @@ class TtfdView(QWidget):
                 lo, hi = state.timebase.span
                 right = x > (lo + hi) / 2
                 text = f"{curve.label}: first delta {describe_first(curve.first, state.analysis.unit)}"
-                label = pg.TextItem(text, color=color, anchor=(1.02, 0) if right else (-0.02, 0))
+                # Bytes climb from bottom left to top right: the policy's label hangs from the top, the
+                # atomic one sits on the floor (its step is at the far right), the legend is top left.
                 top = max(curves.policy.total, curves.atomic.total, 1)
-                label.setPos(x, top * (1.0 if curve is curves.policy else 0.86))
+                low = curve is curves.atomic
+                label = _label(text, color, (1.02 if right else -0.02, 1.0 if low else 0.0))
+                label.setPos(x, top * (0.04 if low else 1.0))
                 item.addItem(label, ignoreBounds=True)
         self._annotate_gap(curves, state)
         item.addItem(self.cursor_line, ignoreBounds=True)
@@ -149,7 +167,7 @@ class TtfdView(QWidget):
         x1 = state.timebase.x_of_step(curves.atomic.first.step)
         if x1 <= x0:
             return
-        y = max(curves.policy.total, 1) * 0.5
+        y = max(curves.policy.total, 1) * 0.3  # low: a steady ramp is still early there, clear of the label
         item = self.plot.getPlotItem()
         item.addItem(pg.PlotDataItem([x0, x1], [y, y], pen=pg.mkPen(theme.qcolor(theme.TEXT, 170), width=1.5,
                                                                      style=Qt.PenStyle.DashLine)), ignoreBounds=True)
@@ -157,7 +175,7 @@ class TtfdView(QWidget):
             item.addItem(pg.ArrowItem(pos=(x, y), angle=angle, headLen=9, tailLen=0, brush=theme.TEXT, pen=None), ignoreBounds=True)
         gain = ttfd_gain(a) or ""
         earlier = f"{(x1 - x0) / 1000:.1f} s earlier" if state.timebase.timed else f"{x1 - x0:.0f} {a.unit}s earlier"
-        label = pg.TextItem(f"{earlier} · {gain}" if gain else earlier, color=theme.TEXT, anchor=(0.5, 1.1))
+        label = _label(f"{earlier} · {gain}" if gain else earlier, theme.TEXT, (0.5, -0.15))  # under the bracket
         label.setPos((x0 + x1) / 2, y)
         item.addItem(label, ignoreBounds=True)
 
@@ -181,14 +199,36 @@ class TtfdView(QWidget):
 
     # ------------------------------------------------------------ across runs
 
+    def _remember(self) -> None:
+        """A finished source is shown: its runs join the session's across-runs plot."""
+        state = self.session.state
+        if state is None or state.analysis.finish_cause == RUNNING:
+            return
+        for a in self.session.analyses:
+            point = ttfd_point(a)
+            if point is not None:
+                key = (a.source.policy, point)
+                self.session_points.pop(key, None)
+                self.session_points[key] = None
+        while len(self.session_points) > MAX_SESSION_RUNS:
+            del self.session_points[next(iter(self.session_points))]
+        if self.stack.currentIndex() == 1 and self._across_what == "session":
+            self._show_across()
+
     def _show_across(self) -> None:
-        if not self.points:
-            self.set_runs([a for a in self.session.analyses if a.finish_cause != RUNNING], "runs of this source")
-        self.stack.setCurrentIndex(1)
+        """Plot every run shown this session under the current policy (a folder plot is one click away)."""
+        policy = self.session.policy
+        points = [p for (p_policy, p) in self.session_points if p_policy == policy]
+        self._plot_points(points, f"runs this session, {policy}")
+        self._across_what = "session"
 
     def set_runs(self, analyses: list[Analysis], what: str) -> None:
         """Plot TTFD against call length for ``analyses`` (each a dot for streaming and for atomic)."""
-        self.points = [p for p in (ttfd_point(a) for a in analyses) if p is not None]
+        self._plot_points([p for p in (ttfd_point(a) for a in analyses) if p is not None], what)
+        self._across_what = what
+
+    def _plot_points(self, points: list[TtfdPoint], what: str) -> None:
+        self.points = points
         item = self.scatter_plot.getPlotItem()
         item.clear()
         self.scatter_legend.clear()

@@ -107,7 +107,9 @@ class RunController(QObject):
         self.phaseChanged.emit(text)
 
     def _on_prepared(self, plan: RunPlan) -> None:
-        self.analyzer = Analyzer(plan.name, plan.source, "token", True, make_parser(plan.format_id, plan.tools))
+        # Same parser as the worker's: a prompt ending inside <think> starts the generation as reasoning.
+        parser = make_parser(plan.format_id, plan.tools, thinking=plan.thinking)
+        self.analyzer = Analyzer(plan.name, plan.source, "token", True, parser)
         self.analysis = provisional_analysis(self.analyzer)
         self.session.show_analysis(self.analysis, source=None)
         self.phaseChanged.emit(f"processing prompt ({plan.prompt_tokens} tokens, {plan.model_name})…")

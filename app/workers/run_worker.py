@@ -49,6 +49,7 @@ class RunPlan:
     prompt_tokens: int
     model_name: str
     extra: dict[str, Any] = field(default_factory=dict)
+    thinking: bool = False  # the prompt left the model inside ``<think>``: the parser starts in reasoning
 
 
 class RunWorker(QObject):
@@ -98,7 +99,8 @@ class RunWorker(QObject):
         )
         live = LiveRun(model, settings)
         self.prepared.emit(
-            RunPlan(live.source_info(), live.plan.format_id, request.tools, request.name, len(live.prompt_tokens), model.info.name)
+            RunPlan(live.source_info(), live.plan.format_id, request.tools, request.name, len(live.prompt_tokens), model.info.name,
+                    thinking=live.thinking)
         )
         result = live.run(self.stop_event, self._on_token)
         self.finished.emit(result)

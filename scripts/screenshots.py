@@ -1,0 +1,50 @@
+"""Regenerate the README's screenshots (`make screenshots`): docs/screenshot.png, docs/ttfd.png, docs/compare.png.
+
+Each one is `callscope gui FILE --screenshot OUT.png ...` run headless (the
+offscreen Qt platform), exactly as a user would make it, so the pictures show
+what the shipped window shows. Look at them after regenerating: a screenshot
+is only current if someone has checked it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+#: (output, fixture, extra `callscope gui` arguments)
+SHOTS: list[tuple[str, str, list[str]]] = [
+    # the headline: 701 tokens streamed from 0.5 s, against 29 s of silence then everything at once
+    ("screenshot.png", "fixtures/headline_701_tokens.jsonl", ["--at", "180"]),
+    # the same run's TTFD plot: the incremental ramp against the atomic step
+    ("ttfd.png", "fixtures/headline_701_tokens.jsonl", ["--at", "180", "--tab", "ttfd"]),
+    # a parser that rewrites arguments it already showed (Python True -> true): incremental against atomic,
+    # cursor on the step where the arguments diverge (the first violation)
+    ("compare.png", "fixtures/prefix/arguments_regress.txt", ["--at", "65", "--tab", "compare"]),
+]
+
+
+def shoot(out: str, fixture: str, extra: list[str]) -> bool:
+    target = DOCS / out
+    command = [sys.executable, "-m", "app", "gui", str(ROOT / fixture), "--screenshot", str(target), *extra]
+    env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    if done.returncode != 0 or not target.is_file():
+        sys.stderr.write(f"screenshots: {out} failed ({done.returncode}): {done.stderr.strip()}\n")
+        return False
+    print(f"wrote {target.relative_to(ROOT)}  ({fixture} {' '.join(extra)})")
+    return True
+
+
+def main() -> int:
+    DOCS.mkdir(exist_ok=True)
+    results = [shoot(*shot) for shot in SHOTS]
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
