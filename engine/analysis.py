@@ -291,7 +291,7 @@ class Analyzer:
             if chunk.is_tool_call and chunk.index is not None and chunk.index not in first:
                 first[chunk.index] = StepTime(chunk.step, chunk.ms)
         reports = []
-        for index, call_id, name, streamed in self.policy.wire_calls():  # type: ignore[attr-defined]
+        for index, call_id, name, streamed in self.policy.wire_calls():
             final = terminal.calls[index] if index < len(terminal.calls) else None
             reports.append(
                 CallReport(

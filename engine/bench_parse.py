@@ -91,7 +91,7 @@ def bench_format(format_id: str, size: int = 32 * 1024, step: int = 4, reparse_s
     arguments = terminal.calls[0].arguments if terminal.calls else ""
     cut_points = range(max(1, len(arguments) - 1024), len(arguments), max(1, 1024 // reparse_samples))
     reparse = _reparse_cost([arguments[:cut] for cut in cut_points])
-    wire = policy.wire_calls()  # type: ignore[attr-defined]
+    wire = policy.wire_calls()
     reconstructs = bool(wire) and wire[0][3] == arguments and policy.finish_reason == "tool_calls"
     return ParseBenchResult(
         format_id,

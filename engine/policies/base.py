@@ -219,6 +219,10 @@ class StreamingPolicy:
     def decide_finish(self, step: int, terminal: Parse, cause: str) -> str | None:
         raise NotImplementedError
 
+    def wire_calls(self) -> list[tuple[int, str, str, str]]:
+        """(index, id, name, streamed arguments) of every call the client received."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------ helpers
 
     def violate(self, rule: str, step: int | None, detail: str, call_index: int | None = None) -> None:
