@@ -104,6 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="grammar-force a call to NAME, to any tool, or nothing (default any)",
     )
     p.add_argument("--max-calls", type=int, default=2, help="at most this many forced calls (default 2)")
+    p.add_argument("--min-calls", type=int, default=1, help="at least this many forced calls (default 1)")
     add_policy_option(p)
     p.add_argument("--max-tokens", type=int, default=256, help="stop after N tokens (default 256)")
     p.add_argument(
@@ -126,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--max-tokens must be at least 1")
     if args.max_calls < 1:
         raise CliError("--max-calls must be at least 1")
+    if not 1 <= args.min_calls <= args.max_calls:
+        raise CliError(f"--min-calls must be between 1 and --max-calls ({args.max_calls})")
     if args.force_tool in ("", None):
         raise CliError(f"--force-tool takes a tool name, {ANY} or {OFF}")
     messages, tools = read_request(args)
@@ -137,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         template=template,
         force_tool=args.force_tool,
         max_calls=args.max_calls,
+        min_calls=args.min_calls,
         policy=args.policy,
         max_tokens=args.max_tokens,
         sampler=SamplerSettings(temperature=args.temp, seed=args.seed),
