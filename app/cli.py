@@ -11,9 +11,8 @@ import importlib
 import sys
 from typing import NoReturn
 
-from engine import __version__
-
 from app.commands.common import CliError
+from engine import __version__
 
 #: Sub-command modules, in the order `--help` lists them.
 COMMAND_MODULES = ("replay_text", "replay", "run", "prompt", "capture", "bench", "gui")

@@ -112,7 +112,10 @@ def start_default_run(window) -> bool:
     from engine.decode.messages import DEFAULT_PROMPT
 
     tools_text = DEFAULT_TOOLS.read_text(encoding="utf-8") if DEFAULT_TOOLS.is_file() else ""
-    return window.start_run(RunValues(None, "auto", "incremental", DEFAULT_PROMPT, tools_text, "any", 256, 7))
+    from engine.decode.loop import SamplerSettings
+
+    return window.start_run(RunValues(None, "auto", "incremental", DEFAULT_PROMPT, tools_text, "any", 256,
+                                      SamplerSettings().seed))
 
 
 def launch(

@@ -34,7 +34,7 @@ from app.models.session import InspectorSession
 from app.widgets.chunks_view import ChunksView
 from app.widgets.compare_view import CompareView
 from app.widgets.dialogs import PasteDialog, RunDialog, RunValues, ShortcutsDialog, choose_folder, describe_shortcuts
-from app.widgets.errors import ErrorPresenter
+from app.widgets.errors import ErrorPresenter, gui_wording
 from app.widgets.exports import ExportError, save_png, save_trace, write_report, write_sse
 from app.widgets.pane import Pane
 from app.widgets.parse_view import ParseView
@@ -98,6 +98,10 @@ class MainWindow(QMainWindow):
         self.compare_view = CompareView(s)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
+        # A narrow pane elides tab titles instead of scrolling them behind two cramped arrow buttons.
+        self.tabs.tabBar().setUsesScrollButtons(False)
+        self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
+        self.tabs.tabBar().setExpanding(False)
         self.tabs.addTab(self.chunks_view, "Emitted deltas")
         self.tabs.addTab(self.reconcile_view, "Reconciliation")
         self.tabs.addTab(self.ttfd_view, "TTFD")
@@ -105,6 +109,8 @@ class MainWindow(QMainWindow):
         self.tabs_pane = Pane("", self.tabs)
         self.tabs_pane.title.hide()
         self.tabs_pane.subtitle.hide()
+        self.tabs.tabBar().ensurePolished()  # the style sheet's bold tab font decides the width
+        self.tabs_pane.setMinimumWidth(self.tabs.tabBar().sizeHint().width() + 24)  # every tab title whole
 
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self.text_pane)
@@ -368,7 +374,7 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.stop_button.hide()
         self.phase_label.setText("run failed")
-        self.errors.report("Run failed", message)
+        self.errors.report("Run failed", gui_wording(message))
 
     # ================================================================ captures
 

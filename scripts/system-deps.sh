@@ -10,6 +10,11 @@ check 'libglib-2.0.so.0' libglib2.0-0
 check 'libfontconfig.so.1' libfontconfig1
 check 'libdbus-1.so.3' libdbus-1-3
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_pkgs+=(fonts-dejavu-core)
+# Generated text is often CJK: without a CJK font it is drawn as empty boxes. WenQuanYi Micro Hei is
+# small (4 MB, Chinese, Japanese kana, Korean hangul); an installed Noto CJK does as well.
+if [ ! -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] && ! ls /usr/share/fonts/opentype/noto/NotoSans*CJK* >/dev/null 2>&1; then
+  need_pkgs+=(fonts-wqy-microhei)
+fi
 # Real (non-offscreen) windows also need the xcb platform libraries.
 check 'libxcb-cursor.so.0' libxcb-cursor0
 check 'libxcb-icccm.so.4' libxcb-icccm4

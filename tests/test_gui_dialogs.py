@@ -234,3 +234,38 @@ def test_a_file_that_is_not_a_model_fails_on_the_worker_with_a_dialog(qtbot, tmp
     assert window.shown_errors[-1][0] == "Run failed" and "not a GGUF model" in window.shown_errors[-1][1]
     assert window.session.state is before and not window.runs.running  # the previous view stays, ready for another run
     assert window.open_path(str(REGRESS))
+
+
+def test_run_dialog_seed_is_the_cli_default(qtbot):
+    from app.commands import run as run_command
+    from app.gui_main import make_app
+    from app.widgets.dialogs import RunDialog
+
+    make_app()
+    dialog = RunDialog()
+    qtbot.addWidget(dialog)
+    assert dialog.values().seed == run_command._DEFAULT_SAMPLER.seed
+
+
+def test_run_failures_speak_of_the_window_not_the_cli(qtbot, tmp_path, monkeypatch):
+    from engine.decode.errors import ToolChoiceError
+    from engine.decode.grammar import forced_tools
+
+    window = make_window(qtbot, tmp_path, monkeypatch)
+    with pytest.raises(ToolChoiceError) as raised:
+        forced_tools("any", [])
+    window._run_failed(str(raised.value))
+    title, message = window.shown_errors[-1]
+    assert title == "Run failed" and "--" not in message and "tools box" in message and "force tool" in message
+
+
+def test_a_stream_without_finish_says_why_in_its_badge(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, REGRESS)
+    a = window.session.current
+    badge = window.source_bar.finish.text()
+    assert "null" not in badge and "None" not in badge
+    if a.finish_reason is None:
+        assert badge.startswith("no finish_reason (")
+    assert "null" not in window.reconcile_view.headline.text()
+    calls = window.source_bar.calls.text()
+    assert calls.endswith("reconstructs") if len(a.calls) == 1 and a.calls[0].reconstructs else "reconstruct" in calls

@@ -344,3 +344,103 @@ def test_gui_screenshot_renders_and_exits(tmp_path):
         [sys.executable, "-m", "app", "gui", str(bad), "--screenshot", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 2 and "neither a callscope trace" in done.stderr
+
+
+def _selected(window) -> dict[str, str]:
+    """Text under each extra selection of the generated-text pane, by its background colour."""
+    view = window.text_view
+    names = {view._current.background().color().name(): "current", view._future.background().color().name(): "future"}
+    return {names.get(s.format.background().color().name(), "pick"): s.cursor.selectedText() for s in view.extraSelections()}
+
+
+def test_emoji_and_cjk_keep_the_token_highlight_on_its_token(window):
+    text = 'Hi 😀😀😀 there 雨\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "🌧️🌧️ rain"}}\n</tool_call>'
+    assert window.replay_text(text, "hermes", "", "char", 1, None)
+    state = window.session.state
+    assert window.text_view.toPlainText() == text
+    for char in (3, 10, text.index("🌧"), len(text) - 1):
+        position = state.spans.position_at_char(char)
+        state.set_cursor(position)
+        settle(window)
+        selected = _selected(window)
+        assert selected["current"] == text[char], char
+        assert selected.get("future", "") == text[char + 1 :].replace("\n", "\u2029")
+
+
+def test_multibyte_split_tokens_last_token_is_highlighted_whole(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, ROOT / "fixtures" / "cases" / "multibyte_split_tokens.jsonl")
+    state = window.session.state
+    state.set_cursor(state.last)
+    settle(window)
+    token = state.spans.span(state.last)
+    assert token.end > token.start
+    assert _selected(window)["current"] == state.spans.text[token.start : token.end]
+    assert "future" not in _selected(window)
+    # the highlighter shades by UTF-16 positions: the last block's formats end exactly at the block's end
+    block = window.text_view.document().lastBlock()
+    formats = block.layout().formats()
+    assert formats and max(f.start + f.length for f in formats) == block.length() - 1
+
+
+def _drawn_lane_labels(window) -> list[str]:
+    """The lane titles pyqtgraph would paint on the left axis (it skips any that do not fit)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    window.timeline.plot.getPlotItem().layout.activate()
+    axis = window.timeline.plot.getPlotItem().getAxis("left")
+    image = QImage(400, 400, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    painter.setFont(window.timeline.plot.font())
+    try:
+        _, _, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _, _, text in texts]
+
+
+@pytest.mark.parametrize("policy", ["incremental", "llama_server"])
+def test_every_timeline_lane_keeps_its_label(qtbot, tmp_path, monkeypatch, policy):
+    window = make_window(qtbot, tmp_path, monkeypatch)
+    assert window.open_path(str(REGRESS), policy=policy), window.shown_errors
+    settle(window)
+    titles = [lane.title for lane in window.session.state.lanes.lanes.values()]
+    assert any(policy in title for title in titles)
+    assert sorted(_drawn_lane_labels(window)) == sorted(titles)
+
+
+def test_tables_count_in_the_analysis_unit_and_one_time_format(qtbot, tmp_path, monkeypatch):
+    from engine.inspector.chunks import time_text
+
+    window = make_window(qtbot, tmp_path, monkeypatch, HEADLINE)
+    a = window.session.current
+    horizontal = Qt.Orientation.Horizontal
+    assert a.unit == "token"
+    assert window.reconcile_view.violations.headerData(1, horizontal) == "token"
+    calls = window.reconcile_view.calls
+    assert calls.data(calls.index(0, 3)) == f"token {a.calls[0].first_delta.step}"
+    compare = window.compare_view.model
+    assert compare.headerData(0, horizontal) == "token"
+    assert window.chunks_view.model.headerData(0, horizontal) == "token"
+    timed = next(r for r in compare.rows if r.ms is not None and r.ms >= 1000)
+    assert compare.data(compare.index(compare.rows.index(timed), 1)) == time_text(timed.ms)
+    chars = sum(len(c.streamed_arguments) for c in a.calls)
+    assert f"{chars:,} characters of arguments" in window.ttfd_view.label.text()
+    assert window.compare_view.comparison.rows[-1].left_chars == chars
+
+
+def test_deltas_table_keeps_the_cursor_row_visible_when_the_window_shrinks(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, HEADLINE)
+    window.tabs.setCurrentWidget(window.chunks_view)
+    window.session.state.set_cursor_step(180)
+    settle(window)
+    table = window.chunks_view.table
+
+    def last_row_visible() -> bool:
+        index = window.chunks_view.model.index(window.chunks_view.model.rowCount() - 1, 0)
+        rect = table.visualRect(index)
+        return rect.isValid() and table.viewport().rect().contains(rect)
+
+    qtbot.waitUntil(last_row_visible)
+    window.resize(1024, 700)
+    qtbot.waitUntil(lambda: table.viewport().height() < 300)
+    qtbot.waitUntil(last_row_visible, timeout=2000)

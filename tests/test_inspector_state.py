@@ -241,7 +241,8 @@ def test_ttfd_label_and_curves_match_the_report(headline):
     assert "x sooner" in label
     curves = ttfd_curves(headline, Timebase(headline))
     assert curves.policy.xs[1] == pytest.approx(s.ms) and curves.atomic.xs[1] == pytest.approx(a.ms)
-    assert curves.policy.bytes[1] > 0 and curves.atomic.bytes[0] == 0
+    assert curves.policy.chars == sorted(curves.policy.chars) and curves.policy.chars[-1] > 0  # a ramp
+    assert curves.atomic.chars[0] == 0
     assert curves.policy.total == curves.atomic.total  # both deliver the same call in the end
     point = ttfd_point(headline)
     assert point.streaming == pytest.approx(s.ms) and point.atomic == pytest.approx(a.ms)
@@ -334,7 +335,7 @@ def test_compare_aligns_policies_by_step():
     steps = [r.step for r in c.rows]
     assert steps == sorted({ch.step for ch in left.chunks} | {ch.step for ch in right.chunks})
     assert c.differing > 0
-    assert c.rows[-1].left_bytes == c.rows[-1].right_bytes > 0
+    assert c.rows[-1].left_chars == c.rows[-1].right_chars > 0
 
 
 @pytest.mark.parametrize("path", [HEADLINE, REGRESS])
@@ -409,3 +410,46 @@ def test_a_live_analysis_grows_and_every_structure_follows():
     done = InspectorState(final)
     assert done.parse_cursor.at(final.last_step) == final.parse_at(final.last_step)
     assert not done.live
+
+
+def test_utf16_offsets_count_astral_characters_twice():
+    """Qt positions are UTF-16 units: an emoji before a token shifts it by two, a CJK character by one."""
+    text = 'Hi 😀😀 雨 there\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "🌧️ 東京"}}\n</tool_call>'
+    a = analyze_text(text, "hermes", unit="char")
+    spans = InspectorState(a).spans
+    assert spans.text == text
+    for position in range(1, len(spans)):
+        token = spans.span(position)
+        start16, end16 = spans.span16(position)
+        assert (start16, end16) == (len(text[: token.start].encode("utf-16-le")) // 2,
+                                    len(text[: token.end].encode("utf-16-le")) // 2)
+        assert spans.cut16(position) == end16
+    for offset in range(len(text) + 1):
+        units = len(text[:offset].encode("utf-16-le")) // 2
+        assert spans.utf16_offset(offset) == units
+        assert spans.char_offset(units) == offset
+
+
+def test_utf16_offsets_follow_bytes_split_across_steps():
+    text = "😀é東"
+    a = analyze_text(text, "hermes", unit="byte")
+    spans = InspectorState(a).spans
+    assert spans.ends16[-1] == 4 and spans.ends[-1] == 3
+    assert spans.span16(4) == (0, 2)  # the emoji's 4th byte completes it: two UTF-16 units
+
+
+def test_call_verdicts_and_finish_badges_read_as_sentences():
+    from engine.inspector.reconcile import calls_verdict, finish_badge
+    from engine.wire import Violation
+
+    assert calls_verdict([True]) == "1 call · reconstructs"
+    assert calls_verdict([True, True]) == "2 calls · all reconstruct"
+    assert calls_verdict([False]) == "1 call · does not reconstruct"
+    assert calls_verdict([True, False, True]) == "3 calls · 1 does not reconstruct"
+    assert calls_verdict([False, False, True]) == "3 calls · 2 do not reconstruct"
+    assert calls_verdict([]) == "no calls"
+    assert finish_badge("tool_calls", "stop", []) == "finish_reason tool_calls"
+    ended = [Violation("invalid-diff", 4, "revised", 0)]
+    assert finish_badge(None, "stop", ended) == "no finish_reason (stream ended: invalid-diff)"
+    assert finish_badge(None, "cancelled", []) == "no finish_reason (generation cancelled)"
+    assert "null" not in finish_badge(None, "stop", [])

@@ -48,6 +48,8 @@ class ChunkTableModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+            if section == 0 and self.index_data is not None:
+                return self.index_data.analysis.unit  # "token 13" here as in every other pane
             return COLUMNS[section]
         return None
 

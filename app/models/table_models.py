@@ -13,6 +13,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor
 
 from app.widgets import theme
+from engine.inspector.chunks import time_text
 from engine.inspector.compare import CompareRow, summarize
 from engine.inspector.reconcile import CallVerdict
 from engine.wire import Violation
@@ -23,6 +24,13 @@ Index = QModelIndex | QPersistentModelIndex
 
 class RowTableModel(QAbstractTableModel):
     columns: Sequence[tuple[str, Callable[[T], Any]]] = ()
+    #: What a step counts (``token``, ``byte``, ``char``): a column titled ``{unit}`` is shown with it.
+    unit = "step"
+
+    def set_unit(self, unit: str) -> None:
+        if unit != self.unit:
+            self.unit = unit
+            self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, max(0, len(self.columns) - 1))
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -41,7 +49,7 @@ class RowTableModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.columns):
-            return self.columns[section][0]
+            return self.columns[section][0].replace("{unit}", self.unit)
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -76,7 +84,7 @@ class CallVerdictModel(RowTableModel):
         ("index", lambda c: c.index),
         ("name", lambda c: c.name),
         ("verdict", lambda c: ("✓ " if c.reconstructs else "✗ ") + c.verdict),
-        ("first delta", lambda c: "–" if c.first_delta_step is None else f"step {c.first_delta_step}"),
+        ("first delta", lambda c: "–" if c.first_delta_step is None else f"{c.unit} {c.first_delta_step}"),
         ("streamed", lambda c: f"{len(c.streamed):,} chars"),
         ("final", lambda c: "–" if c.final is None else f"{len(c.final):,} chars"),
         ("id", lambda c: c.id or "–"),
@@ -93,7 +101,7 @@ class CallVerdictModel(RowTableModel):
 class ViolationModel(RowTableModel):
     columns = (
         ("rule", lambda v: v.rule),
-        ("step", lambda v: "–" if v.step is None else v.step),
+        ("{unit}", lambda v: "–" if v.step is None else v.step),
         ("call", lambda v: "–" if v.call_index is None else v.call_index),
         ("detail", lambda v: v.detail),
     )
@@ -111,12 +119,12 @@ class CompareModel(RowTableModel):
         self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(self.columns) - 1)
 
     columns = (
-        ("step", lambda r: r.step),
-        ("time", lambda r: "–" if r.ms is None else f"{r.ms:.1f} ms"),
+        ("{unit}", lambda r: r.step),
+        ("time", lambda r: time_text(r.ms)),
         ("left", lambda r: summarize(r.left)),
         ("right", lambda r: summarize(r.right)),
-        ("bytes left", lambda r: r.left_bytes),
-        ("bytes right", lambda r: r.right_bytes),
+        ("chars left", lambda r: r.left_chars),
+        ("chars right", lambda r: r.right_chars),
     )
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -126,17 +134,17 @@ class CompareModel(RowTableModel):
             if section == 3:
                 return self.right_title
             if section == 4:
-                return "bytes ◀"
+                return "chars ◀"
             if section == 5:
-                return "bytes ▶"
+                return "chars ▶"
         return super().headerData(section, orientation, role)
 
     def background(self, row: CompareRow, column: int) -> QColor | None:
         return theme.qcolor("#4a3519", 150) if row.differs else None
 
     def foreground(self, row: CompareRow, column: int) -> QColor | None:
-        if column == 4 and row.left_bytes > row.right_bytes:
+        if column == 4 and row.left_chars > row.right_chars:
             return QColor(theme.OK)
-        if column == 5 and row.right_bytes > row.left_bytes:
+        if column == 5 and row.right_chars > row.left_chars:
             return QColor(theme.OK)
         return None

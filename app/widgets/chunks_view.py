@@ -74,6 +74,8 @@ class ChunksView(QWidget):
         self._picking = False
         self._raw_shown: tuple[int, int] | None = None
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
+        # a shrinking pane (window resized, splitter dragged) must not hide the cursor's newest row
+        self.table.verticalScrollBar().rangeChanged.connect(self._keep_newest_row)
         session.analysisChanged.connect(self.rebuild)
         session.cursorChanged.connect(self.show_cursor)
 
@@ -96,6 +98,10 @@ class ChunksView(QWidget):
         if not self._picking and count and not (current.isValid() and current.row() < count):
             self._show_raw(count - 1)  # nothing picked: the newest chunk the client has
         self._show_accumulated(count)
+
+    def _keep_newest_row(self, _low: int, _high: int) -> None:
+        if not self._picking and self.model.rowCount():
+            self.table.scrollToBottom()
 
     def _show_raw(self, number: int) -> None:
         state = self.session.state

@@ -49,10 +49,9 @@ class CompareView(QWidget):
         self.table.setFont(theme.mono_font(9))
         header = self.table.horizontalHeader()
         header.setHighlightSections(False)
-        for column in (0, 1, 4, 5):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        # Every column as wide as its cells (a narrow pane scrolls sideways rather than cutting "header[0] li…").
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
         bar = QHBoxLayout()
         label = QLabel("against")
         label.setObjectName("Caption")
@@ -96,11 +95,12 @@ class CompareView(QWidget):
         right = next((a for a in others if a.name == left.name), others[0])
         self.comparison = compare(left, right)
         self.model.set_titles(left.source.policy, right.source.policy)
+        self.model.set_unit(left.unit)
         self.model.set_rows(self.comparison.rows)
         self._steps = [r.step for r in self.comparison.rows]
         c = self.comparison
         self.summary.setText(
-            f'<span style="color:{theme.WARN}">{c.differing} of {len(c.rows)} emitting steps differ</span><br>'
+            f'<span style="color:{theme.WARN}">{c.differing} of {len(c.rows)} emitting {left.unit}s differ</span><br>'
             f'<span style="color:{theme.POLICY_COLOR}">◀ {html.escape(c.side_summary("left"))}</span><br>'
             f'<span style="color:{theme.ATOMIC_COLOR}">▶ {html.escape(c.side_summary("right"))}</span>'
         )

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.widgets import theme
+from engine.decode.loop import SamplerSettings
 from engine.formats import FORMAT_IDS
 from engine.policies import POLICY_IDS
 
@@ -175,7 +176,7 @@ class RunDialog(QDialog):
         self.max_tokens.setValue(256)
         self.seed = QSpinBox()
         self.seed.setRange(0, 2**31 - 1)
-        self.seed.setValue(7)
+        self.seed.setValue(SamplerSettings().seed)  # the engine's (and the CLI's) default
         form = QFormLayout()
         form.addRow("model", model_row)
         form.addRow("wire format", self.format)

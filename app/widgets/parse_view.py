@@ -47,7 +47,7 @@ def _tag(text: str, color: str) -> str:
 
 def render_parse(parse: Parse, delta: StepDelta, step: int, unit: str) -> str:
     """The pane's HTML for one parse (kept separate so tests can read it without a window)."""
-    mono = "font-family:'DejaVu Sans Mono',monospace;font-size:9.5pt;white-space:pre-wrap"
+    mono = f"font-family:{theme.MONO_CSS};font-size:9.5pt;white-space:pre-wrap"
     head = f"color:{theme.DIM};font-size:8.5pt;font-weight:600;letter-spacing:1px"
     parts = []
     state = "terminal parse" if not parse.partial else f"partial parse after {unit} {step}"

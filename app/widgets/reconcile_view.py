@@ -60,7 +60,7 @@ def diff_html(call: CallVerdict) -> str:
         f'<span style="background:#5a1f27;color:#ffb3b3">only on the wire</span> '
         f'<span style="background:#1f4d33;color:#9ff0bf">only in the terminal parse</span></div>'
     )
-    return legend + f'<div style="font-family:\'DejaVu Sans Mono\',monospace;white-space:pre-wrap">{"".join(out)}</div>'
+    return legend + f'<div style="font-family:{theme.MONO_CSS};white-space:pre-wrap">{"".join(out)}</div>'
 
 
 class ReconcileView(QWidget):
@@ -111,6 +111,8 @@ class ReconcileView(QWidget):
         if state is None:
             return
         analysis = state.analysis
+        self.calls.set_unit(analysis.unit)
+        self.violations.set_unit(analysis.unit)
         if analysis.finish_cause == RUNNING:
             self.result = None
             self.headline.setText(f'<span style="color:{theme.DIM}">Generating… reconciliation happens at the terminal parse.</span>')
@@ -126,13 +128,27 @@ class ReconcileView(QWidget):
         self.calls.set_rows(self.result.calls)
         self.violations.set_rows(self.result.violations)
         self.violations_caption.setText(f"Violations ({len(self.result.violations)})")
-        self.calls_table.resizeColumnsToContents()
-        self.violations_table.resizeColumnToContents(0)
+        self._fit_calls_table()
+        for column in range(3):  # rule, step, call: as wide as they need; the detail column takes the rest
+            self.violations_table.resizeColumnToContents(column)
         self.violations_table.resizeRowsToContents()
         if self.result.calls:
             self.calls_table.selectRow(0)
         else:
             self.diff.setHtml(f'<span style="color:{theme.DIM}">No tool call in this stream.</span>')
+
+    def _fit_calls_table(self) -> None:
+        """Columns to their contents, and rows never hidden behind the horizontal scroll bar.
+
+        The table's minimum height is its header, its rows (up to four) and the
+        scroll bar when the columns are wider than the pane.
+        """
+        table = self.calls_table
+        table.resizeColumnsToContents()
+        rows = min(4, max(1, self.calls.rowCount()))
+        height = table.horizontalHeader().sizeHint().height() + rows * table.verticalHeader().defaultSectionSize()
+        height += table.horizontalScrollBar().sizeHint().height() + 2 * table.frameWidth() + 2
+        table.setMinimumHeight(height)
 
     def _grew(self, _text: str) -> None:
         state = self.session.state

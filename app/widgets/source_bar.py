@@ -9,12 +9,17 @@ from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolic
 from app.models.session import InspectorSession
 from app.widgets.pane import ElidedLabel
 from engine.inspector.live import RUNNING
+from engine.inspector.reconcile import calls_verdict, finish_badge
 from engine.inspector.ttfd import ttfd_label
 from engine.policies import POLICY_IDS
+from engine.report import describe_finish
+
+#: A verdict badge never elides: a cut "does not reconst…" would be misleading.
+NEVER_ELIDE = 10_000
 
 
-def _badge(tone: str = "neutral") -> QLabel:
-    label = ElidedLabel("", 70)
+def _badge(tone: str = "neutral", minimum: int = 70) -> QLabel:
+    label = ElidedLabel("", minimum)
     label.setObjectName("Badge")
     label.setProperty("tone", tone)
     return label
@@ -37,9 +42,11 @@ class SourceBar(QFrame):
         super().__init__(parent)
         self.setObjectName("SourceBar")
         self.session = session
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(12, 5, 12, 5)
-        layout.setSpacing(8)
+        # Two rows: what is shown (name, details, run picker, policy) above its verdict badges, so a
+        # narrow window elides the details line instead of squeezing the source's name away.
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 5, 12, 6)
+        layout.setSpacing(4)
         self.name = ElidedLabel("No source — Open a recording, Run a model, or Capture a server", 120)
         self.name.setObjectName("SourceName")
         self.name.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -54,23 +61,28 @@ class SourceBar(QFrame):
         self.policy = QComboBox()
         self.policy.addItems(POLICY_IDS)
         self.policy.setToolTip("Streaming policy: re-analyses the same source")
-        self.finish = _badge()
-        self.calls = _badge()
-        self.violations = _badge()
+        self.finish = _badge(minimum=NEVER_ELIDE)
+        self.calls = _badge(minimum=NEVER_ELIDE)
+        self.violations = _badge(minimum=NEVER_ELIDE)
         self.ttfd = _badge("info")
-        names = QVBoxLayout()
-        names.setSpacing(0)
-        names.addWidget(self.name)
-        names.addWidget(self.details)
-        for label in (self.name, self.details):
-            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        layout.addLayout(names, 1)
-        layout.addWidget(self.run)
-        for badge in (self.ttfd, self.calls, self.finish, self.violations):
-            layout.addWidget(badge)
-        layout.addSpacing(8)
-        layout.addWidget(policy_label)
-        layout.addWidget(self.policy)
+        top = QHBoxLayout()
+        top.setSpacing(10)
+        self.name.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
+        self.details.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        top.addWidget(self.name)
+        top.addWidget(self.details, 1)
+        top.addWidget(self.run)
+        top.addSpacing(8)
+        top.addWidget(policy_label)
+        top.addWidget(self.policy)
+        badges = QHBoxLayout()
+        badges.setSpacing(8)
+        # The verdicts keep their full text; the TTFD claim (also on the TTFD tab) is last and elides first.
+        for badge in (self.calls, self.finish, self.violations, self.ttfd):
+            badges.addWidget(badge)
+        badges.addStretch(1)
+        layout.addLayout(top)
+        layout.addLayout(badges)
         self.run.hide()
         for badge in (self.finish, self.calls, self.violations, self.ttfd):
             badge.hide()
@@ -121,13 +133,12 @@ class SourceBar(QFrame):
             _set_tone(self.violations, f"{len(a.violations)} violations" if a.violations else "", "bad")
             _set_tone(self.ttfd, "", "info")
             return
-        _set_tone(self.finish, f"finish_reason {a.finish_reason or 'null'}", "ok" if a.finish_reason == "tool_calls" else "warn")
+        _set_tone(self.finish, finish_badge(a.finish_reason, a.finish_cause, a.violations),
+                  "ok" if a.finish_reason == "tool_calls" else "warn")
+        self.finish.setToolTip(f"finish_reason: {describe_finish(a)}")
         bad = sum(1 for c in a.calls if not c.reconstructs)
-        if a.calls:
-            _set_tone(self.calls, f"{len(a.calls)} call{'s' if len(a.calls) > 1 else ''} · "
-                      + ("reconstruct" if not bad else f"{bad} do not reconstruct"), "ok" if not bad else "bad")
-        else:
-            _set_tone(self.calls, "no calls", "neutral")
+        _set_tone(self.calls, calls_verdict([c.reconstructs for c in a.calls]),
+                  ("ok" if not bad else "bad") if a.calls else "neutral")
         n = len(a.violations)
         _set_tone(self.violations, f"{n} violation{'s' if n != 1 else ''}", "bad" if n else "ok")
         _set_tone(self.ttfd, ttfd_label(a) if a.ttfd_streaming.step is not None or a.ttfd_atomic.step is not None else "", "info")

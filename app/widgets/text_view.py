@@ -45,9 +45,10 @@ class TokenHighlighter(QSyntaxHighlighter):
         spans = self.spans
         if spans is None or not text:
             return
-        block_start = self.currentBlock().position()
-        block_end = block_start + len(text)
-        ends = spans.ends
+        block = self.currentBlock()
+        block_start = block.position()  # Qt positions are UTF-16 units: use the spans' UTF-16 boundaries
+        block_end = block_start + block.length() - 1
+        ends = spans.ends16
         position = max(1, bisect.bisect_right(ends, block_start))
         while position < len(ends):
             start = ends[position - 1]
@@ -103,10 +104,11 @@ class GeneratedTextView(QPlainTextEdit):
         self.highlighter.spans = state.spans if state is not None and not state.live else None
         text = state.spans.text if state is not None else ""
         self.setPlaceholderText(self.placeholder if state is not None and not state.spans.has_text and not state.live else "")
-        self._offset = 0
+        self._offset = 0  # in Qt text positions (UTF-16 units), like everything this pane hands Qt
         if state is not None and state.live and len(text) > LIVE_TRIM_AT:
-            self._offset = len(text) - LIVE_TAIL_CHARS
-            text = text[self._offset :]
+            start = len(text) - LIVE_TAIL_CHARS
+            self._offset = state.spans.utf16_offset(start)
+            text = text[start:]
         self.setPlainText(text)
         self._cache_layouts(self.document().firstBlock())
 
@@ -136,7 +138,8 @@ class GeneratedTextView(QPlainTextEdit):
     @property
     def shown_from(self) -> int:
         """Character offset (in the whole generated text) where this pane's text begins."""
-        return self._offset
+        state = self.session.state
+        return state.spans.char_offset(self._offset) if state is not None else 0
 
     def shown_text(self) -> str:
         return self.toPlainText()
@@ -159,9 +162,9 @@ class GeneratedTextView(QPlainTextEdit):
             return
         length = self.document().characterCount() - 1
         off = self._offset
-        token = state.spans.span(index)
-        start, end = max(0, token.start - off), max(0, token.end - off)
-        cut = max(0, min(state.spans.cut(index) - off, length))
+        token_start, token_end = state.spans.span16(index)
+        start, end = max(0, token_start - off), max(0, token_end - off)
+        cut = max(0, min(state.spans.cut16(index) - off, length))
         # Inside an edit block QTextCursor skips computing its x position, which on a long
         # generated line (one 80 KB JSON argument, 20,000 token formats) costs a millisecond each.
         guard = QTextCursor(self.document())
@@ -171,7 +174,8 @@ class GeneratedTextView(QPlainTextEdit):
             if cut < length:
                 selections.append(self._selection(cut, length, self._future))
             if self._picked is not None:
-                lo, hi = max(0, self._picked[0] - off), max(0, min(self._picked[1] - off, length))
+                picked = state.spans.utf16_offset(self._picked[0]), state.spans.utf16_offset(self._picked[1])
+                lo, hi = max(0, picked[0] - off), max(0, min(picked[1] - off, length))
                 if hi > lo:
                     selections.append(self._selection(lo, hi, self._pick))
             if end > start:
@@ -188,7 +192,7 @@ class GeneratedTextView(QPlainTextEdit):
             return
         self._picked = state.spans.chunk_span(state.analysis.chunks, number)
         self.show_cursor(state.cursor)
-        self._scroll_to(max(0, self._picked[0] - self._offset))
+        self._scroll_to(max(0, state.spans.utf16_offset(self._picked[0]) - self._offset))
 
     def picked_span(self) -> tuple[int, int] | None:
         return self._picked
@@ -231,6 +235,6 @@ class GeneratedTextView(QPlainTextEdit):
         if state is None or self.textCursor().hasSelection():
             return
         offset = self.cursorForPosition(event.position().toPoint()).position() + self._offset
-        position = state.spans.position_at_char(offset)
+        position = state.spans.position_at_char(state.spans.char_offset(offset))
         state.set_cursor(position)
         self.tokenClicked.emit(position)

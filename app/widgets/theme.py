@@ -70,11 +70,20 @@ def qcolor(hex_color: str, alpha: int = 255) -> QColor:
     return color
 
 
+#: Fallbacks for characters DejaVu lacks (CJK): scripts/system-deps.sh installs the first.
+CJK_FAMILIES = ("WenQuanYi Micro Hei Mono", "Noto Sans Mono CJK SC", "Noto Sans CJK SC")
+
+
+#: The same family list for rich-text panes (CSS ``font-family``).
+MONO_CSS = ", ".join(f"'{f}'" for f in ("DejaVu Sans Mono", *CJK_FAMILIES)) + ", monospace"
+
+
 def mono_font(size: int = 10) -> QFont:
-    """A readable fixed-pitch font (DejaVu Sans Mono when present)."""
+    """A readable fixed-pitch font (DejaVu Sans Mono when present), falling back to a CJK font for CJK text."""
     font = QFont("DejaVu Sans Mono")
     if not QFontDatabase.hasFamily("DejaVu Sans Mono"):
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    font.setFamilies([font.family(), *(f for f in CJK_FAMILIES if QFontDatabase.hasFamily(f))])
     font.setStyleHint(QFont.StyleHint.Monospace)
     font.setPointSize(size)
     return font
@@ -82,6 +91,7 @@ def mono_font(size: int = 10) -> QFont:
 
 def style_sheet() -> str:
     try:
-        return STYLE_FILE.read_text(encoding="utf-8")
+        # url(@STYLE_DIR@/x.svg): Qt resolves style-sheet urls against the working directory, not the file
+        return STYLE_FILE.read_text(encoding="utf-8").replace("@STYLE_DIR@", STYLE_FILE.parent.as_posix())
     except OSError:
         return ""

@@ -12,13 +12,18 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 from app.models.session import InspectorSession
 from app.widgets import theme
 from engine.inspector.lanes import ATOMIC, PARSE, TOKENS, VIOLATIONS, WIRE
 
+#: The lane-label axis is at least this wide (px), and wider when a lane's title needs it.
+LANE_AXIS_MIN_WIDTH = 118
 LANE_Y = {TOKENS: 4.0, PARSE: 3.0, WIRE: 2.0, ATOMIC: 1.0, VIOLATIONS: 0.0}
+#: How far above its lane (in lane heights) a finish star is drawn.
+FINISH_LIFT = 0.32
 #: kind -> (symbol or None for a tick line, size, colour) per lane
 TICK_KINDS = {"token", "content", "reasoning", "arguments"}
 SYMBOLS = {
@@ -27,7 +32,7 @@ SYMBOLS = {
     "finish": ("star", 14),
     "call opened": ("t1", 11),
     "name complete": ("d", 11),
-    "revised": ("star", 12),
+    "revised": ("h", 11),  # its own glyph: a star on the wire lanes means "finish"
     "failed": ("x", 12),
     "violation": ("x", 14),
 }
@@ -57,6 +62,7 @@ def _legend_html() -> str:
         swatch(theme.CHUNK_COLORS["finish"], "finish", "★"),
         swatch(theme.PARSE_COLORS["call opened"], "call opened", "▲"),
         swatch(theme.PARSE_COLORS["name complete"], "name complete", "◆"),
+        swatch(theme.PARSE_COLORS["revised"], "revision", "⬢"),
         swatch(theme.ATOMIC_COLOR, "atomic emission", "■"),
         swatch(theme.VIOLATION_COLOR, "violation", "✕"),
     ]
@@ -98,7 +104,7 @@ class TimelineView(QWidget):
             axis = item.getAxis(name)
             axis.setPen(pg.mkPen(theme.BORDER))
             axis.setTextPen(pg.mkPen("#9aa4b2"))
-        item.getAxis("left").setWidth(118)
+        item.getAxis("left").setWidth(LANE_AXIS_MIN_WIDTH)
         item.getAxis("left").setStyle(tickLength=0)
         self._items: list[pg.GraphicsObject] = []  # call bars and labels, redrawn whole
         self._series: dict[tuple[str, str], pg.GraphicsObject] = {}  # one item per (lane, kind)
@@ -137,9 +143,22 @@ class TimelineView(QWidget):
         lanes = state.lanes
         ticks = [(LANE_Y[key], lanes[key].title) for key in LANE_Y]
         item.getAxis("left").setTicks([ticks])
+        self._fit_lane_labels([title for _, title in ticks])
         item.setLabel("bottom", "time (ms)" if state.timebase.timed else f"step ({state.analysis.unit})", color="#9aa4b2")
         self._fit_x(0.02)
         self._draw_lanes()
+
+    def _small_font(self):
+        font = self.plot.font()
+        font.setPointSizeF(max(7.0, font.pointSizeF() - 1.5))
+        return font
+
+    def _fit_lane_labels(self, titles: list[str]) -> None:
+        """Widen the lane-label axis to its longest title: pyqtgraph silently drops a label that does not fit."""
+        axis = self.plot.getPlotItem().getAxis("left")
+        metrics = QFontMetrics(axis.style.get("tickFont") or self.plot.font())
+        widest = max((metrics.horizontalAdvance(title) for title in titles), default=0)
+        axis.setWidth(max(LANE_AXIS_MIN_WIDTH, widest + axis.style["tickTextOffset"][0] + 10))
 
     def _clear(self) -> None:
         item = self.plot.getPlotItem()
@@ -165,8 +184,9 @@ class TimelineView(QWidget):
             bar = pg.PlotDataItem([start, max(end, start)], [LANE_Y[PARSE] - 0.36] * 2, pen=pg.mkPen(theme.qcolor(color, 170), width=4))
             self._add(bar)
             if len(lanes.calls) <= 24:
-                label = pg.TextItem(f"call {span.index} · {span.name or '…'}", color=color, anchor=(0, 0.85))
-                label.setPos(span.opened_x, LANE_Y[PARSE] + 0.2)
+                label = pg.TextItem(f"call {span.index} · {span.name or '…'}", color=color, anchor=(0, 0.5))
+                label.setFont(self._small_font())
+                label.setPos(span.opened_x, LANE_Y[PARSE] + 0.5)  # centred in the gap above the parse lane
                 self._add(label)
         self._annotate_atomic()
         for key, lane in lanes.lanes.items():
@@ -185,12 +205,14 @@ class TimelineView(QWidget):
                         continue
                     graphic = _ticks(px, py, _color(key, kind))
                 else:
+                    # the finish star sits above its lane: on the atomic lane it shares x with the emission square
+                    ys = np.full(len(xs), y + (FINISH_LIFT if kind == "finish" else 0.0))
                     if existing is not None:
-                        existing.setData(xs, np.full(len(xs), y))
+                        existing.setData(xs, ys)
                         continue
                     symbol, size = SYMBOLS.get(kind, ("o", 8))
                     graphic = pg.ScatterPlotItem(
-                        xs, np.full(len(xs), y), symbol=symbol, size=size, pen=pg.mkPen("#101216", width=1),
+                        xs, ys, symbol=symbol, size=size, pen=pg.mkPen("#101216", width=1),
                         brush=pg.mkBrush(_color(key, kind)), hoverable=False,
                     )
                     _cache(graphic)

@@ -1,4 +1,4 @@
-"""TTFD: tool-call bytes delivered over time, the policy's ramp against the atomic step.
+"""TTFD: characters of tool-call arguments delivered over time, the policy's ramp against the atomic step.
 
 Both first-delta times are marked and the gap is labelled as in the CLI
 report. A second view plots TTFD against call length for every run shown in
@@ -85,7 +85,7 @@ class TtfdView(QWidget):
         bar.addStretch(1)
         self.plot = pg.PlotWidget(background=theme.PANEL)
         _style_plot(self.plot)
-        self.plot.getPlotItem().setLabel("left", "tool-call bytes delivered", color="#9aa4b2")
+        self.plot.getPlotItem().setLabel("left", "argument characters delivered", color="#9aa4b2")
         self.plot.getPlotItem().setMouseEnabled(x=True, y=False)
         self.legend = self.plot.getPlotItem().addLegend(offset=(10, 34), labelTextColor="#c7cdd6", brush=pg.mkBrush(theme.qcolor("#1d2026", 220)))
         self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(theme.CURSOR, width=1.5))
@@ -128,7 +128,7 @@ class TtfdView(QWidget):
         text = "generating…" if running else curves.label
         self.label.setText(
             f'<span style="color:{theme.POLICY_COLOR};font-weight:600">{html.escape(text)}</span>'
-            + ("" if running else f'<span style="color:{theme.DIM}"> · {curves.policy.total:,} tool-call bytes</span>')
+            + ("" if running else f'<span style="color:{theme.DIM}"> · {curves.policy.total:,} characters of arguments</span>')
         )
         item.setLabel("bottom", curves.x_label, color="#9aa4b2")
         for curve, color, style in (
@@ -137,7 +137,7 @@ class TtfdView(QWidget):
         ):
             if curve is curves.atomic and state.analysis.source.policy == "atomic":
                 continue
-            sx, sy = _stairs(curve.xs, curve.bytes)
+            sx, sy = _stairs(curve.xs, curve.chars)
             item.plot(sx, sy, pen=pg.mkPen(color, width=2.2, style=style), name=f"{curve.label}")
             if curve.first.step is not None:
                 x = state.timebase.x_of_step(curve.first.step)

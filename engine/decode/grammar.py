@@ -11,6 +11,12 @@ so the parser sees a real token-by-token generation.
 Schemas are tightened for the forced run only (strings get a ``maxLength``,
 arrays a ``maxItems``, JSON strings no raw control characters) so a tiny model
 cannot ramble inside a string until ``--max-tokens``.
+
+Mistral has two generations of call syntax and either can be forced
+(``mistral_form``): ``array`` writes the Nemo/v3 form
+``[TOOL_CALLS][{"name": ..., "arguments": {...}, "id": ...}, ...]``, ``args``
+the v11+ form ``[TOOL_CALLS]NAME[ARGS]{...}`` with one ``[TOOL_CALLS]`` per
+call (no ``[CALL_ID]``: the engine mints the id, as servers do).
 """
 
 from __future__ import annotations
@@ -41,6 +47,12 @@ _CONTENT_FORMATS = ("hermes", "qwen3_coder", "mistral", "emulated", "deepseek_v3
 #: Formats that carry exactly one call per turn.
 _SINGLE_CALL_FORMATS = ("gpt_oss",)
 
+#: Mistral's array form ``[TOOL_CALLS][{...}, ...]`` (Nemo, v3 tokenizer).
+MISTRAL_ARRAY = "array"
+#: Mistral's named form ``[TOOL_CALLS]NAME[ARGS]{...}``, one marker per call (v11+ tokenizer).
+MISTRAL_ARGS = "args"
+MISTRAL_FORMS = (MISTRAL_ARRAY, MISTRAL_ARGS)
+
 # A JSON string character without raw control characters (JSON forbids them; the stock rule allows them).
 _JSON_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 
@@ -55,6 +67,8 @@ class ForcedGrammar:
     min_calls: int
     max_calls: int
     content_chars: int
+    #: Which Mistral syntax was forced (:data:`MISTRAL_FORMS`); None for other formats.
+    mistral_form: str | None = None
 
     def describe(self) -> str:
         which = self.tool_names[0] if len(self.tool_names) == 1 else "any of " + ", ".join(self.tool_names)
@@ -64,7 +78,12 @@ class ForcedGrammar:
             calls = f"{self.max_calls} calls"
         else:
             calls = f"{self.min_calls}-{self.max_calls} calls"
-        return f"{calls} to {which} in {self.format_id} syntax"
+        syntax = f"{self.format_id} syntax"
+        if self.mistral_form == MISTRAL_ARGS:
+            syntax += " ([TOOL_CALLS]NAME[ARGS] form)"
+        elif self.mistral_form == MISTRAL_ARRAY:
+            syntax += " ([TOOL_CALLS][...] array form)"
+        return f"{calls} to {which} in {syntax}"
 
 
 def forced_tools(force: str, tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
@@ -93,8 +112,14 @@ def build_tool_grammar(
     content_chars: int = 0,
     max_string: int = 24,
     min_calls: int = 1,
+    mistral_form: str = MISTRAL_ARRAY,
 ) -> ForcedGrammar | None:
-    """The GBNF forcing calls to the tools ``force`` allows, in ``format_id``; None for ``--force-tool off``."""
+    """The GBNF forcing calls to the tools ``force`` allows, in ``format_id``; None for ``--force-tool off``.
+
+    ``mistral_form`` picks Mistral's syntax (:data:`MISTRAL_FORMS`); other formats ignore it.
+    """
+    if mistral_form not in MISTRAL_FORMS:
+        raise GrammarError(f"unknown Mistral call form {mistral_form!r}; known forms: {', '.join(MISTRAL_FORMS)}")
     allowed = forced_tools(force, tools)
     if allowed is None:
         return None
@@ -108,14 +133,15 @@ def build_tool_grammar(
         min_calls = max_calls = 1
     if format_id not in _CONTENT_FORMATS:
         content_chars = 0
-    builder = _Builder(max_string)
+    form = mistral_form if format_id == "mistral" else None
+    builder = _Builder(max_string, form)
     call_rules = [builder.call_rule(format_id, i, tool) for i, tool in enumerate(allowed)]
     builder.rules["call"] = " | ".join(call_rules)
-    builder.rules["root"] = _root(format_id, min_calls, max_calls, content_chars)
+    builder.rules["root"] = _root(format_id, min_calls, max_calls, content_chars, form)
     if content_chars > 0:
         builder.rules["content"] = f'[A-Z] [a-z ,.\']{{0,{max(0, content_chars - 1)}}} "\\n"'
     names = tuple(str(_fn(t)["name"]) for t in allowed)
-    return ForcedGrammar(builder.text(), format_id, names, min_calls, max_calls, content_chars)
+    return ForcedGrammar(builder.text(), format_id, names, min_calls, max_calls, content_chars, form)
 
 
 def _fn(tool: dict[str, Any]) -> dict[str, Any]:
@@ -144,10 +170,12 @@ def lit(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _root(format_id: str, min_calls: int, max_calls: int, content_chars: int) -> str:
+def _root(format_id: str, min_calls: int, max_calls: int, content_chars: int, mistral_form: str | None) -> str:
     content = "content? " if content_chars > 0 else ""
     more = f"{{{min_calls - 1},{max_calls - 1}}}"
-    if format_id == "mistral":
+    if format_id == "mistral" and mistral_form == MISTRAL_ARGS:
+        calls = f"call{{{min_calls},{max_calls}}}"  # each call carries its own [TOOL_CALLS]
+    elif format_id == "mistral":
         calls = f'"[TOOL_CALLS][" call ("," space call){more} "]"'
     elif format_id == "generic":
         calls = f'"{{\\"tool_calls\\": [" call ("," space call){more} "]}}"'
@@ -165,10 +193,11 @@ def _root(format_id: str, min_calls: int, max_calls: int, content_chars: int) ->
 class _Builder:
     """Accumulates GBNF rules: JSON-schema rules from llama-cpp-python plus the format's envelope."""
 
-    def __init__(self, max_string: int) -> None:
+    def __init__(self, max_string: int, mistral_form: str | None = None) -> None:
         from llama_cpp.llama_grammar import SchemaConverter
 
         self.max_string = max_string
+        self.mistral_form = mistral_form
         self.converter = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
         self.rules: dict[str, str] = {}
 
@@ -209,6 +238,9 @@ class _Builder:
             "deepseek_v31": (f"<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>", "<｜tool▁call▁end｜>"),
             "gpt_oss": (f"<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>", "<|call|>"),
         }
+        if format_id == "mistral" and self.mistral_form == MISTRAL_ARGS:
+            self.rules[rule] = f"{lit('[TOOL_CALLS]' + name + '[ARGS]')} {args}"
+            return rule
         if format_id == "mistral":
             # Mistral Nemo calls carry a 9-character alphanumeric id the model writes itself.
             head = lit(f'{{"name": {json.dumps(name)}, "arguments": ')

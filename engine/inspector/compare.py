@@ -2,7 +2,7 @@
 
 A row per step at which either side emitted something; a row *differs* when
 the two sides sent different chunks at that step (kind, index or payload),
-and the running tool-call byte totals show who is ahead.
+and the running totals of argument characters show who is ahead.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.analysis import Analysis
-from engine.inspector.ttfd import chunk_bytes, ttfd_label
+from engine.inspector.reconcile import finish_badge
+from engine.inspector.ttfd import argument_chars, ttfd_label
 from engine.wire import WireChunk
 
 
@@ -20,8 +21,8 @@ class CompareRow:
     ms: float | None
     left: list[WireChunk] = field(default_factory=list)
     right: list[WireChunk] = field(default_factory=list)
-    left_bytes: int = 0  # tool-call bytes delivered so far
-    right_bytes: int = 0
+    left_chars: int = 0  # characters of arguments delivered so far
+    right_chars: int = 0
 
     @property
     def differs(self) -> bool:
@@ -67,7 +68,8 @@ class Comparison:
     def side_summary(self, side: str) -> str:
         analysis = self.left if side == "left" else self.right
         return (
-            f"{analysis.source.policy}: {len(analysis.chunks)} chunks, finish_reason {analysis.finish_reason}, "
+            f"{analysis.source.policy}: {len(analysis.chunks)} chunks, "
+            f"{finish_badge(analysis.finish_reason, analysis.finish_cause, analysis.violations)}, "
             f"{len(analysis.violations)} violation(s); {ttfd_label(analysis)}"
         )
 
@@ -83,7 +85,7 @@ def compare(left: Analysis, right: Analysis) -> Comparison:
     rows = [by_step[s] for s in sorted(by_step)]
     left_total = right_total = 0
     for row in rows:
-        left_total += sum(chunk_bytes(c) for c in row.left if c.is_tool_call)
-        right_total += sum(chunk_bytes(c) for c in row.right if c.is_tool_call)
-        row.left_bytes, row.right_bytes = left_total, right_total
+        left_total += sum(argument_chars(c) for c in row.left if c.is_tool_call)
+        right_total += sum(argument_chars(c) for c in row.right if c.is_tool_call)
+        row.left_chars, row.right_chars = left_total, right_total
     return Comparison(left, right, rows)

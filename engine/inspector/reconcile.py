@@ -62,6 +62,38 @@ def char_diff(streamed: str, final: str) -> list[DiffPiece]:
     return pieces
 
 
+#: Violations after which the stream stops: no finish chunk follows them.
+STREAM_ENDERS = ("invalid-diff", "stream-truncated", "stream-error")
+
+
+def calls_verdict(reconstructs: list[bool]) -> str:
+    """``1 call · reconstructs``, ``3 calls · all reconstruct``, ``3 calls · 1 does not reconstruct``."""
+    n, bad = len(reconstructs), sum(1 for ok in reconstructs if not ok)
+    if not n:
+        return "no calls"
+    calls = f"{n} call{'s' if n != 1 else ''}"
+    if not bad:
+        return f"{calls} · {'reconstructs' if n == 1 else 'all reconstruct'}"
+    if n == 1:
+        return f"{calls} · does not reconstruct"
+    return f"{calls} · {bad} {'does' if bad == 1 else 'do'} not reconstruct"
+
+
+def finish_badge(finish_reason: str | None, finish_cause: str, violations: list[Violation]) -> str:
+    """``finish_reason tool_calls``, or why none was sent: ``no finish_reason (stream ended: invalid-diff)``.
+
+    The short form of :func:`engine.report.describe_finish` (which the badge's tooltip shows whole).
+    """
+    if finish_reason is not None:
+        return f"finish_reason {finish_reason}"
+    enders = [v.rule for v in violations if v.rule in STREAM_ENDERS]
+    if enders:
+        return f"no finish_reason (stream ended: {enders[0]})"
+    if finish_cause in ("cancelled", "error"):
+        return f"no finish_reason (generation {finish_cause})"
+    return "no finish_reason (no finish chunk sent)"
+
+
 @dataclass(slots=True)
 class CallVerdict:
     index: int
@@ -73,6 +105,7 @@ class CallVerdict:
     final: str | None
     first_delta_step: int | None
     diff: list[DiffPiece] = field(default_factory=list)
+    unit: str = "step"  # what first_delta_step counts (token, byte, char)
 
     @property
     def verdict(self) -> str:
@@ -98,11 +131,9 @@ class Reconciliation:
 
     @property
     def headline(self) -> str:
-        bad = sum(1 for c in self.calls if not c.reconstructs)
-        calls = f"{len(self.calls)} call{'s' if len(self.calls) != 1 else ''}"
-        verdict = "all reconstruct" if self.calls and not bad else (f"{bad} do not reconstruct" if bad else "no calls")
         return (
-            f"finish_reason {self.finish_reason or 'null'} · {calls}, {verdict} · "
+            f"{finish_badge(self.finish_reason, self.finish_cause, self.violations)} · "
+            f"{calls_verdict([c.reconstructs for c in self.calls])} · "
             f"{len(self.violations)} violation{'s' if len(self.violations) != 1 else ''}"
         )
 
@@ -122,6 +153,7 @@ def reconcile(analysis: Analysis) -> Reconciliation:
                 call.final_arguments,
                 call.first_delta.step,
                 char_diff(call.streamed_arguments, call.final_arguments or ""),
+                analysis.unit,
             )
         )
     sent = {c.index for c in analysis.calls}

@@ -44,6 +44,15 @@ HELD = "held"
 SPAN_KINDS = (ARGUMENTS, CALL, CONTENT_KIND, REASONING_KIND, HELD)
 
 
+def utf16_len(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units: what Qt counts as a text position.
+
+    An astral-plane character (emoji, rare CJK) is one Python character but two
+    Qt positions; mixing the two units shifts every highlight after it.
+    """
+    return len(text) + sum(1 for ch in text if ch > "\uffff") if not text.isascii() else len(text)
+
+
 @dataclass(frozen=True, slots=True)
 class TokenSpan:
     """Characters ``[start, end)`` of the text, added at cursor position ``position``."""
@@ -79,6 +88,7 @@ class TextSpans:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._pieces: list[str] = []
         self.ends: list[int] = [0]  # character offset after each position (position 0: nothing yet)
+        self.ends16: list[int] = [0]  # the same boundaries in UTF-16 code units (Qt text positions)
         self.kinds: list[str] = [HELD]
         self.display: list[str] = [HELD]  # kinds with tool-call markup runs relabelled as ``call``
         self.call_index: list[int | None] = [None]
@@ -106,10 +116,12 @@ class TextSpans:
             position = len(self.ends)
             if position < len(positions) and positions[position] == record.step:
                 self.ends.append(self.ends[-1] + len(piece))
+                self.ends16.append(self.ends16[-1] + utf16_len(piece))
                 kind, index = classify(self._events_by_step.get(record.step, []))
                 self._append_kind(kind, index)
             else:  # a step that is not a position (duplicate number): fold into the last token
                 self.ends[-1] += len(piece)
+                self.ends16[-1] += utf16_len(piece)
         self._records_seen = len(records)
         text = "".join(added)
         if text:
@@ -138,6 +150,7 @@ class TextSpans:
         if tail:
             self._pieces.append(tail)
             self.ends[-1] += len(tail)
+            self.ends16[-1] += utf16_len(tail)
         return tail
 
     @property
@@ -157,6 +170,39 @@ class TextSpans:
     def cut(self, position: int) -> int:
         """Character offset where the text after ``position`` begins (the pane dims from here)."""
         return self.ends[max(0, min(position, len(self.ends) - 1))]
+
+    def utf16_offset(self, offset: int) -> int:
+        """Qt text position of character ``offset`` (the one place char offsets become UTF-16 units)."""
+        ends = self.ends
+        offset = max(0, min(offset, ends[-1]))
+        position = bisect.bisect_left(ends, offset)
+        if ends[position] == offset:
+            return self.ends16[position]
+        start = ends[position - 1]
+        return self.ends16[position - 1] + utf16_len(self.text[start:offset])
+
+    def char_offset(self, utf16: int) -> int:
+        """Character offset at Qt text position ``utf16`` (inside a surrogate pair: that character)."""
+        ends16 = self.ends16
+        utf16 = max(0, min(utf16, ends16[-1]))
+        position = bisect.bisect_left(ends16, utf16)
+        if ends16[position] == utf16:
+            return self.ends[position]
+        char, units = self.ends[position - 1], ends16[position - 1]
+        text = self.text
+        while units < utf16:
+            units += 2 if text[char] > "\uffff" else 1
+            char += 1
+        return char if units == utf16 else char - 1
+
+    def span16(self, position: int) -> tuple[int, int]:
+        """Qt text positions ``[start, end)`` of the token added at ``position``."""
+        position = max(0, min(position, len(self.ends) - 1))
+        return (self.ends16[position - 1] if position > 0 else 0), self.ends16[position]
+
+    def cut16(self, position: int) -> int:
+        """:meth:`cut` in Qt text positions."""
+        return self.ends16[max(0, min(position, len(self.ends16) - 1))]
 
     def spans(self) -> list[TokenSpan]:
         return [self.span(p) for p in range(1, len(self.ends))]

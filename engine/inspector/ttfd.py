@@ -1,7 +1,8 @@
-"""Time to first delta: tool-call bytes delivered over time, streaming policy against atomic.
+"""Time to first delta: characters of tool-call arguments delivered over time, streaming policy against atomic.
 
-The curve of a policy is the running total of tool-call bytes (UTF-8 of the
-name in a header plus its argument text) the client has received; the
+The curve of a policy is the running total of argument characters the client
+has received (the unit the reconciliation pane, the timeline and the call
+table count in, so every pane quotes the same total); the
 streaming policy ramps, the atomic baseline is one step at the end. Labels use
 the same gain wording as the CLI report (:func:`engine.report.ttfd_gain`).
 """
@@ -13,28 +14,26 @@ from dataclasses import dataclass, field
 from engine.analysis import Analysis, StepTime
 from engine.inspector.timebase import Timebase
 from engine.report import ttfd_gain
-from engine.wire import HEADER, WireChunk
+from engine.wire import WireChunk
 
 
 @dataclass(slots=True)
 class DeliveryCurve:
-    """Step-function points (x, cumulative bytes): start at 0, one point per tool-call chunk."""
+    """Step-function points (x, cumulative argument characters): start at 0, one point per tool-call chunk."""
 
     label: str
     xs: list[float] = field(default_factory=list)
-    bytes: list[int] = field(default_factory=list)
+    chars: list[int] = field(default_factory=list)
     first: StepTime = field(default_factory=StepTime)
 
     @property
     def total(self) -> int:
-        return self.bytes[-1] if self.bytes else 0
+        return self.chars[-1] if self.chars else 0
 
 
-def chunk_bytes(chunk: WireChunk) -> int:
-    size = len(chunk.text.encode("utf-8"))
-    if chunk.kind == HEADER and chunk.name:
-        size += len(chunk.name.encode("utf-8"))
-    return size
+def argument_chars(chunk: WireChunk) -> int:
+    """Characters of call arguments a tool-call chunk delivers (a header's name is not counted)."""
+    return len(chunk.text)
 
 
 def delivery_curve(label: str, chunks: list[WireChunk], timebase: Timebase, first: StepTime) -> DeliveryCurve:
@@ -43,17 +42,17 @@ def delivery_curve(label: str, chunks: list[WireChunk], timebase: Timebase, firs
     for chunk in chunks:
         if not chunk.is_tool_call:
             continue
-        total += chunk_bytes(chunk)
+        total += argument_chars(chunk)
         x = timebase.x_of_step(chunk.step)
         if curve.xs[-1] == x:
-            curve.bytes[-1] = total
+            curve.chars[-1] = total
         else:
             curve.xs.append(x)
-            curve.bytes.append(total)
+            curve.chars.append(total)
     end = timebase.xs[-1]
     if curve.xs[-1] < end:
         curve.xs.append(end)
-        curve.bytes.append(total)
+        curve.chars.append(total)
     return curve
 
 
