@@ -85,9 +85,28 @@ def ttfd_gain(analysis: Analysis) -> str | None:
     return None
 
 
+#: Source ``extra`` keys that say in words why generation ended: a trace end record's ``detail``, a capture's error.
+END_DETAIL_KEYS = ("end_detail", "error")
+
+
+def end_detail(analysis: Analysis) -> str | None:
+    """Why generation ended, in words, when the source said (``None`` otherwise)."""
+    for key in END_DETAIL_KEYS:
+        value = analysis.source.extra.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
 def describe_finish(analysis: Analysis) -> str:
-    """``tool_calls (generation ended: stop)``; never a bare ``None``: say why no finish chunk went out."""
-    if analysis.truncated:
+    """``tool_calls (generation ended: stop)``; never a bare ``None``: say why no finish chunk went out.
+
+    The end cause carries its detail when the source gave one (``error: connection lost ...``).
+    """
+    detail = end_detail(analysis)
+    if detail is not None:
+        ended = f"{analysis.finish_cause}: {detail}"
+    elif analysis.truncated:
         ended = "unknown: the recording has no end record"
     else:
         ended = analysis.finish_cause

@@ -19,8 +19,12 @@ The file is JSON Lines, one record per line, each an object with a ``type``:
     ``{"type": "line", "ms": 12.0, "line": "data: {...}"}``: one SSE line
     received by a capture, stamped with its receive time.
 ``end``
-    ``{"type": "end", "cause": "stop", "ms": 2900.0}``. A trace without one is
-    truncated (the recorder crashed or was killed): it still loads.
+    ``{"type": "end", "cause": "stop", "ms": 2900.0}``, optionally with
+    ``"detail": "connection lost after 3 lines"``: why it ended, in words (a
+    capture that ended early, a generation error). ``detail`` is an optional
+    addition within ``callscope.trace/1``: traces without it load as before,
+    and writers leave it out when there is nothing to say. A trace without an
+    end record is truncated (the recorder crashed or was killed): it still loads.
 
 Reading never evaluates anything from the file: JSON is parsed with
 :func:`json.loads` and every field is type-checked.
@@ -103,8 +107,11 @@ class TraceLine:
 
 @dataclass(frozen=True, slots=True)
 class TraceEnd:
+    """How generation ended: the cause, when, and (optionally) why in words."""
+
     cause: str
     ms: float | None
+    detail: str | None = None
 
 
 @dataclass(slots=True)
@@ -220,11 +227,16 @@ class TraceWriter:
         """One SSE line a capture received, stamped with its receive time."""
         self._write({"type": "line", "ms": _round_ms(ms), "line": line})
 
-    def end(self, cause: str, ms: float | None) -> None:
-        """How generation ended (``stop``, ``length``, ``cancelled``, ``error``)."""
+    def end(self, cause: str, ms: float | None, detail: str | None = None) -> None:
+        """How generation ended (``stop``, ``length``, ``cancelled``, ``error``), and why in words if known."""
         if cause not in END_CAUSES:
             raise ValueError(f"end cause must be one of {', '.join(END_CAUSES)}, not {cause!r}")
-        self._write({"type": "end", "cause": cause, "ms": _round_ms(ms)})
+        if detail is not None and not isinstance(detail, str):
+            raise TypeError(f"end detail must be a string or None, not {type(detail).__name__}")
+        record: dict[str, Any] = {"type": "end", "cause": cause, "ms": _round_ms(ms)}
+        if detail is not None:
+            record["detail"] = detail
+        self._write(record)
         self.ended = True
         if self._file is not None:
             self._file.flush()
@@ -243,7 +255,7 @@ def write_trace(path: str | os.PathLike[str], trace: Trace) -> None:
         for line in trace.lines:
             writer.write_line(line.ms, line.line)
         if trace.end is not None:
-            writer.end(trace.end.cause, trace.end.ms)
+            writer.end(trace.end.cause, trace.end.ms, trace.end.detail)
 
 
 # ====================================================================== reading
@@ -398,7 +410,10 @@ def _add_record(trace: Trace, record: dict[str, Any], where: str) -> None:
         cause = record.get("cause")
         if cause not in END_CAUSES:
             raise TraceError(f'{where}: end record "cause" must be one of {", ".join(END_CAUSES)}, got {cause!r}')
-        trace.end = TraceEnd(cause, _ms(record, where))
+        detail = record.get("detail")
+        if detail is not None and not isinstance(detail, str):
+            raise TraceError(f'{where}: end record "detail" must be a string or null, got {_kind(detail)}')
+        trace.end = TraceEnd(cause, _ms(record, where), detail)
     elif kind == "header":
         raise TraceError(f"{where}: a second header record; expected step, line or end records after the header")
     else:

@@ -89,6 +89,8 @@ def analyze_trace(
         extra["recorded_format"] = trace.header.format
     if trace.header.description:
         extra["description"] = trace.header.description
+    if trace.end is not None and trace.end.detail:
+        extra["end_detail"] = trace.end.detail
     thinking = bool(trace.header.extra.get("thinking"))
     if thinking:
         extra["thinking"] = True

@@ -30,7 +30,7 @@ from engine.capture import (
 from engine.capture.request import RequestError, build_body, endpoint_url, redact_url
 from engine.replay import load_analyses
 from engine.replay_text import analyze_text
-from engine.report import report_json
+from engine.report import report_json, summary_text
 from engine.trace import read_trace
 from engine.wire import sse_line
 from tests.schema import validate_report
@@ -270,9 +270,38 @@ def test_close_mid_stream_keeps_what_was_received(server, tmp_path):
     assert rules(analysis) == {"stream-truncated"}  # the half-written call is not also blamed for bad JSON
     assert "mid-stream" in analysis.violations[0].detail
     trace = read_trace(tmp_path / "abort.jsonl")
-    assert trace.end.cause == "error" and len(trace.lines) == 4  # 3 received + the note saying why it ended
+    assert trace.end.cause == "error" and len(trace.lines) == 3  # only what was received
+    assert trace.end.detail == result.error.message  # why it ended rides on the end record
+    assert not any(line.line.startswith(":") for line in trace.lines)
     [replayed] = load_analyses(tmp_path / "abort.jsonl")
     assert replayed.truncated and replayed.violations == analysis.violations
+    assert replayed.source.extra["error"] == result.error.message
+    assert f"generation ended: error: {result.error.message}" in summary_text(replayed)
+
+
+def test_an_old_capture_trace_with_the_comment_note_still_says_why(tmp_path):
+    """Traces written before end records had a detail kept the reason as an SSE comment line."""
+    path = tmp_path / "old.jsonl"
+    header = {"type": "header", "schema": "callscope.trace/1", "source": "capture", "unit": "chunk", "extra": {}}
+    received = [line for _, line in lines_of(ROLE, *clean_call()[:2])]
+    records = [header]
+    records += [{"type": "line", "ms": float(i), "line": line} for i, line in enumerate(received)]
+    records.append({"type": "line", "ms": 9.0, "line": ": callscope-capture-ended the server closed the connection"})
+    records.append({"type": "end", "cause": "error", "ms": 9.0})
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    [analysis] = load_analyses(path)
+    assert analysis.step_count == len(received)  # the note is not a received line
+    assert analysis.source.extra["error"] == "the server closed the connection"
+    assert rules(analysis) == {"stream-truncated"}
+    assert "the server closed the connection" in analysis.violations[-1].detail
+    assert "generation ended: error: the server closed the connection" in summary_text(analysis)
+    # the new form gives the same analysis
+    new = tmp_path / "new.jsonl"
+    records[-2:] = [{"type": "end", "cause": "error", "ms": 9.0, "detail": "the server closed the connection"}]
+    new.write_text("".join(json.dumps(r) + "\n" for r in records))
+    [again] = load_analyses(new)
+    assert again.violations == analysis.violations
+    assert summary_text(again).splitlines()[1:] == summary_text(analysis).splitlines()[1:]  # line 1 names the file
 
 
 def test_stall_past_the_read_timeout_ends_promptly(server):

@@ -17,6 +17,7 @@ import pytest
 from app.cli import main
 from engine.analysis import Analyzer, SourceInfo
 from engine.decode.errors import (
+    GrammarError,
     ModelBusy,
     ModelLoadFailed,
     ModelNotFound,
@@ -25,7 +26,7 @@ from engine.decode.errors import (
     PromptTooLong,
     ToolChoiceError,
 )
-from engine.decode.grammar import compile_grammar
+from engine.decode.grammar import build_tool_grammar, compile_grammar
 from engine.decode.loop import Generation, SamplerSettings, tokenize_prompt
 from engine.decode.messages import default_messages
 from engine.decode.model import default_model_path, load_model, read_model_info
@@ -97,6 +98,37 @@ def test_a_forced_call_streams_and_reconstructs_in_each_format(model, format_id)
     data = b"".join(s.data for s in steps)
     assert data == model.llama.detokenize(stats.token_ids, special=True)
     assert [s.token for s in steps] == stats.token_ids
+
+
+def test_a_forced_call_in_mistral_args_form_streams_and_reconstructs(model):
+    live = LiveRun(model, settings(format_id="mistral", mistral_form="args", content_chars=0, max_tokens=48))
+    assert "[ARGS]" in live.gbnf and "[TOOL_CALLS][" not in live.gbnf
+    result = live.run()
+    analysis, stats = result.analysis, result.stats
+    text = model.llama.detokenize(stats.token_ids, special=True).decode("utf-8")
+    assert text.startswith("[TOOL_CALLS]get_weather[ARGS]{"), text
+    assert stats.cause == "stop" and analysis.finish_reason == "tool_calls"
+    assert analysis.violations == []
+    assert len(analysis.calls) == 1
+    call = analysis.calls[0]
+    assert call.name == "get_weather" and call.reconstructs
+    assert call.streamed_arguments == analysis.terminal.calls[0].arguments == text.split("[ARGS]", 1)[1]
+    assert isinstance(json.loads(call.streamed_arguments)["city"], str)
+    assert len(tool_deltas(analysis)) > 1
+    assert "[TOOL_CALLS]NAME[ARGS] form" in analysis.source.extra["forced"]
+
+
+def test_mistral_form_is_checked_and_parallel_args_calls_each_get_a_marker():
+    grammar = build_tool_grammar("mistral", BOTH, "any", max_calls=2, min_calls=2, mistral_form="args")
+    assert "root ::= call{2,2}" in grammar.gbnf
+    assert '"[TOOL_CALLS]get_weather[ARGS]"' in grammar.gbnf and '"[TOOL_CALLS]read_file[ARGS]"' in grammar.gbnf
+    with pytest.raises(GrammarError, match="unknown Mistral call form 'named'"):
+        build_tool_grammar("mistral", BOTH, "any", mistral_form="named")
+    odd = [{"type": "function", "function": {"name": "get weather", "parameters": {"type": "object"}}}]
+    with pytest.raises(GrammarError, match="use --mistral-form array"):
+        build_tool_grammar("mistral", odd, "any", mistral_form="args")
+    assert build_tool_grammar("mistral", odd, "any").mistral_form == "array"  # the array form quotes any name
+    assert build_tool_grammar("hermes", BOTH, "any", mistral_form="args").mistral_form is None
 
 
 def test_parallel_calls_keep_their_own_index(model):
@@ -353,6 +385,15 @@ def test_run_json_report_validates_and_names_the_model(capsys, tmp_path):
     assert run["finish_reason"] == "tool_calls" and run["calls"][0]["reconstructs"]
     assert run["ttfd"]["streaming"]["ms"] < run["ttfd"]["atomic"]["ms"]
     assert record.exists()
+
+
+def test_run_mistral_form_flag_forces_the_named_form(capsys):
+    argv = ["run", "--format", "mistral", "--mistral-form", "args", "--max-calls", "1", "--max-tokens", "64"]
+    code, out, err = cli(capsys, *argv, "--json")
+    assert code == 0, err
+    run = json.loads(out)["runs"][0]
+    assert "[TOOL_CALLS]NAME[ARGS] form" in run["source"]["forced"]
+    assert run["finish_reason"] == "tool_calls" and run["calls"][0]["reconstructs"]
 
 
 def test_run_human_summary_shows_model_template_and_timing(capsys):

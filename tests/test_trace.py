@@ -6,13 +6,16 @@ import json
 
 import pytest
 
+from engine.report import describe_finish, report_json, summary_text
 from engine.trace import (
     KNOWN_SCHEMAS,
     TRACE_SCHEMA,
+    TraceEnd,
     TraceError,
     TraceHeader,
     TraceWriter,
     read_trace,
+    write_trace,
 )
 from engine.trace_io import analyze_trace
 
@@ -75,6 +78,47 @@ def test_capture_lines_round_trip(tmp_path):
     assert trace.steps == [] and trace.header.source == "capture"
 
 
+def test_end_detail_round_trips_and_is_optional(tmp_path):
+    path = tmp_path / "err.jsonl"
+    with TraceWriter(path, TraceHeader(format="hermes")) as w:
+        w.write_step(1.0, b"Hi")
+        w.end("error", 2.0, detail="llama_decode returned -1")
+    end_record = json.loads(path.read_text().splitlines()[-1])
+    assert end_record == {"type": "end", "cause": "error", "ms": 2.0, "detail": "llama_decode returned -1"}
+    trace = read_trace(path)
+    assert trace.end == TraceEnd("error", 2.0, "llama_decode returned -1")
+    copy = tmp_path / "copy.jsonl"
+    write_trace(copy, trace)
+    assert read_trace(copy).end.detail == "llama_decode returned -1"
+    # nothing to say: no key written (same bytes as before the field existed); old traces load with None
+    with TraceWriter(tmp_path / "ok.jsonl", TraceHeader(format="hermes")) as w:
+        w.end("stop", 3.0)
+    assert json.loads((tmp_path / "ok.jsonl").read_text().splitlines()[-1]) == {"type": "end", "cause": "stop", "ms": 3.0}
+    old = write(tmp_path / "old.jsonl", [header(), {"type": "step", "ms": 1, "text": "a"}, {"type": "end", "cause": "stop", "ms": 1}])
+    assert read_trace(old).end == TraceEnd("stop", 1.0, None)
+    assert read_trace(old).header.to_json()["schema"] == "callscope.trace/1"
+
+
+def test_end_detail_shows_where_the_end_cause_is_shown(tmp_path):
+    path = write(
+        tmp_path / "failed.jsonl",
+        [
+            header(),
+            {"type": "step", "ms": 1, "text": "Hi <tool_call>"},
+            {"type": "end", "cause": "error", "ms": 2, "detail": "llama_decode returned -1"},
+        ],
+    )
+    analysis = analyze_trace(read_trace(path), "incremental", name="failed")
+    assert analysis.finish_cause == "error"
+    assert report_json([analysis])["runs"][0]["source"]["end_detail"] == "llama_decode returned -1"
+    assert "generation ended: error: llama_decode returned -1" in describe_finish(analysis)
+    assert "generation ended: error: llama_decode returned -1" in summary_text(analysis)
+    plain = write(tmp_path / "plain.jsonl", [header(), {"type": "step", "ms": 1, "text": "Hi"}, {"type": "end", "cause": "stop", "ms": 1}])
+    analysis = analyze_trace(read_trace(plain), "incremental", name="plain")
+    assert "end_detail" not in analysis.source.extra
+    assert describe_finish(analysis).endswith("generation ended: stop)")
+
+
 def test_every_record_is_on_disk_while_recording(tmp_path):
     """A crash leaves a readable trace: read it while the writer is still open."""
     path = tmp_path / "live.jsonl"
@@ -116,6 +160,8 @@ def test_writer_rejects_misuse(tmp_path):
             w.write_step(0.0, "text, not bytes")  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="cause"):
             w.end("exploded", 1.0)
+        with pytest.raises(TypeError, match="detail"):
+            w.end("error", 1.0, detail=42)  # type: ignore[arg-type]
         w.end("stop", 1.0)
         with pytest.raises(ValueError, match="end record"):
             w.write_step(2.0, b"late")
@@ -131,6 +177,7 @@ def test_writer_rejects_misuse(tmp_path):
         ([header(), {"type": "step", "ms": 1, "b64": "!!!"}], 2, "not valid base64"),
         ([header(), {"type": "step", "ms": 1, "text": "a", "tokens": ["x"]}], 2, "integer token ids"),
         ([header(), {"type": "end", "cause": "boom", "ms": 1}], 2, "must be one of stop, length"),
+        ([header(), {"type": "end", "cause": "error", "ms": 1, "detail": 7}], 2, '"detail" must be a string'),
         (
             [header(), {"type": "end", "cause": "stop", "ms": 1}, {"type": "step", "ms": 2, "text": "a"}],
             3,

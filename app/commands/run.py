@@ -17,7 +17,7 @@ from typing import Any
 
 from app.commands.common import CliError, add_policy_option, add_report_options, check_policy, print_report, read_tools
 from engine.decode.errors import DecodeError
-from engine.decode.grammar import ANY, OFF
+from engine.decode.grammar import ANY, MISTRAL_ARRAY, MISTRAL_FORMS, OFF
 from engine.decode.loop import SamplerSettings
 from engine.decode.messages import default_messages, load_messages
 from engine.decode.prompting import AUTO, check_format_choice
@@ -105,6 +105,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--max-calls", type=int, default=2, help="at most this many forced calls (default 2)")
     p.add_argument("--min-calls", type=int, default=1, help="at least this many forced calls (default 1)")
+    p.add_argument(
+        "--mistral-form",
+        choices=MISTRAL_FORMS,
+        default=MISTRAL_ARRAY,
+        help="Mistral syntax to force: array = [TOOL_CALLS][{...}, ...] (Nemo), args = [TOOL_CALLS]NAME[ARGS]{...} "
+        "once per call (v11+); other formats ignore it (default array)",
+    )
     add_policy_option(p)
     p.add_argument("--max-tokens", type=int, default=256, help="stop after N tokens (default 256)")
     p.add_argument(
@@ -141,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
         force_tool=args.force_tool,
         max_calls=args.max_calls,
         min_calls=args.min_calls,
+        mistral_form=args.mistral_form,
         policy=args.policy,
         max_tokens=args.max_tokens,
         sampler=SamplerSettings(temperature=args.temp, seed=args.seed),

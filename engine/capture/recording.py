@@ -8,9 +8,11 @@ redacted URL), so ``callscope replay capture.jsonl`` prints the same report
 offline.
 
 Why a capture ended early (refused, stalled, closed mid-stream) is not a
-received line, but the report names it; it is kept as one SSE *comment* line
-(``: callscope-capture-ended <message>``) just before the end record. Every
-SSE client ignores comment lines, and the analysis reads it back.
+received line, but the report names it; it is kept as the end record's
+``detail``. Traces written before the end record had a ``detail`` kept it as one
+SSE *comment* line (``: callscope-capture-ended <message>``) just before the
+end record; those are still read (and the comment is never taken for a
+received line).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from engine.capture.conformance import DEFAULT_ATOMIC_SILENCE_MS, analyze_captur
 from engine.capture.request import CaptureRequest
 from engine.trace import Trace, TraceHeader, TraceWriter
 
+#: The old (pre-``detail``) way a trace kept why a capture ended early; read, never written.
 END_NOTE = ": callscope-capture-ended "
 NO_END_RECORD = "the recording has no end record (the capture was killed)"
 
@@ -106,9 +109,8 @@ class CaptureRecorder:
         self._cancel_timer()
         self.flush()
         ms = result.ended_ms if result.ended_ms is not None else (result.lines[-1][0] if result.lines else None)
-        if result.error is not None:
-            self.writer.write_line(ms, END_NOTE + result.error.message)
-        self.writer.end(result.end_cause, ms)
+        detail = result.error.message if result.error is not None else None
+        self.writer.end(result.end_cause, ms, detail)
         self.writer.close()
 
     def close(self) -> None:
@@ -159,6 +161,8 @@ def analyze_capture_trace(
             error = record.line[len(END_NOTE):]
         else:
             lines.append((record.ms, record.line))
+    if trace.end is not None and trace.end.detail is not None:
+        error = trace.end.detail
     cancelled = trace.end is not None and trace.end.cause == "cancelled"
     if trace.end is None:
         error = error or NO_END_RECORD

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,8 @@ MISTRAL_ARRAY = "array"
 #: Mistral's named form ``[TOOL_CALLS]NAME[ARGS]{...}``, one marker per call (v11+ tokenizer).
 MISTRAL_ARGS = "args"
 MISTRAL_FORMS = (MISTRAL_ARRAY, MISTRAL_ARGS)
+#: A tool name the named form can carry (what the mistral parser reads as ``NAME``).
+_MISTRAL_NAME = re.compile(r"[A-Za-z0-9_.:\-]+")
 
 # A JSON string character without raw control characters (JSON forbids them; the stock rule allows them).
 _JSON_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
@@ -239,6 +242,11 @@ class _Builder:
             "gpt_oss": (f"<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>", "<|call|>"),
         }
         if format_id == "mistral" and self.mistral_form == MISTRAL_ARGS:
+            if not _MISTRAL_NAME.fullmatch(name):
+                raise GrammarError(
+                    f"tool {name!r}: the [TOOL_CALLS]NAME[ARGS] form needs a name of letters, digits and _.:- "
+                    "(use --mistral-form array)"
+                )
             self.rules[rule] = f"{lit('[TOOL_CALLS]' + name + '[ARGS]')} {args}"
             return rule
         if format_id == "mistral":

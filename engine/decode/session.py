@@ -24,7 +24,7 @@ from typing import Any
 
 from engine.analysis import Analysis, Analyzer, SourceInfo
 from engine.decode.errors import DecodeError
-from engine.decode.grammar import ANY, ForcedGrammar, build_tool_grammar, compile_grammar
+from engine.decode.grammar import ANY, MISTRAL_ARRAY, ForcedGrammar, build_tool_grammar, compile_grammar
 from engine.decode.loop import Generation, GenerationStats, SamplerSettings, TokenStep, tokenize_prompt
 from engine.decode.model import LoadedModel, file_sha256
 from engine.decode.prompting import AUTO, PromptPlan, plan_prompt
@@ -50,6 +50,8 @@ class RunSettings:
     max_calls: int = 2
     min_calls: int = 1
     content_chars: int = 40
+    #: Mistral's forced syntax: ``array`` ([TOOL_CALLS][{...}]) or ``args`` ([TOOL_CALLS]NAME[ARGS]{...}).
+    mistral_form: str = MISTRAL_ARRAY
     policy: str = "incremental"
     max_tokens: int = 256
     sampler: SamplerSettings = field(default_factory=SamplerSettings)
@@ -89,6 +91,7 @@ class LiveRun:
                 max_calls=settings.max_calls,
                 content_chars=settings.content_chars,
                 min_calls=settings.min_calls,
+                mistral_form=settings.mistral_form,
             )
         )
         gbnf = settings.grammar if settings.grammar is not None else (self.grammar.gbnf if self.grammar else None)
@@ -170,12 +173,15 @@ class LiveRun:
             stats = generation.stats
             cause = stats.cause or "error"
             analysis = analyzer.finish(cause)
+            detail = stats.error if cause == "error" else None
             if writer is not None:
-                writer.end(cause, stats.end_ms)
+                writer.end(cause, stats.end_ms, detail)
         finally:
             if writer is not None:
                 writer.close()
         analysis.source.extra["decode"] = stats.to_json()  # type: ignore[index]
+        if detail:
+            analysis.source.extra["end_detail"] = detail  # type: ignore[index]
         if s.record:
             analysis.source.extra["record"] = str(Path(s.record))  # type: ignore[index]
         return LiveResult(analysis, stats, self.plan, self.grammar, s.record, process_us)
