@@ -33,10 +33,10 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from engine.analysis import Analysis, Analyzer, SourceInfo
+from engine.files import read_utf8
 from engine.parse_model import Parse, ParsedCall, ParseFailed
 from engine.trace import TraceError
 from engine.wire import Violation
@@ -96,16 +96,7 @@ def looks_like_fixture(text: str) -> bool:
 
 
 def read_fixtures(path: str | os.PathLike[str]) -> list[Fixture]:
-    name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FixtureError(f"{name}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise FixtureError(f"{name}: not UTF-8 text (byte {exc.start}); a fixture is a text file") from None
-    except OSError as exc:
-        raise FixtureError(f"{name}: cannot read ({exc.strerror or exc})") from None
-    return parse_fixtures(text, name)
+    return parse_fixtures(read_utf8(path, FixtureError, "a fixture text file"), str(path))
 
 
 def parse_fixtures(text: str, origin: str = "<fixture>") -> list[Fixture]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.analysis import Analysis
+from engine.files import read_bytes
 from engine.fixture_import import Fixture, FixtureError, analyze_fixture, looks_like_fixture, parse_fixtures
 from engine.trace import TRACE_SCHEMA, Trace, TraceError, parse_trace
 from engine.trace_io import analyze_trace
@@ -66,14 +67,7 @@ def detect_kind(raw: bytes) -> str | None:
 def load_recording(path: str | os.PathLike[str]) -> Recording:
     """Read ``path`` and parse it as whatever its content says it is."""
     name = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise TraceError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise TraceError(f"{name}: is a directory, not a recording") from None
-    except OSError as exc:
-        raise TraceError(f"{name}: cannot read ({exc.strerror or exc})") from None
+    raw = read_bytes(path, TraceError)
     kind = detect_kind(raw)
     if kind == TRACE:
         return Recording(TRACE, name, trace=parse_trace(raw, name))

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from engine.bulk import gc_paused
+from engine.files import read_bytes
 
 TRACE_SCHEMA = "callscope.trace/1"
 #: Every trace schema version this reader understands.
@@ -281,16 +282,7 @@ def is_trace_header_line(line: str | bytes) -> bool:
 
 def read_trace(path: str | os.PathLike[str]) -> Trace:
     """Load a trace file; raises :class:`TraceError` naming ``file:line`` for anything malformed."""
-    name = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise TraceError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise TraceError(f"{name}: is a directory, not a trace") from None
-    except OSError as exc:
-        raise TraceError(f"{name}: cannot read ({exc.strerror or exc})") from None
-    return parse_trace(raw, name)
+    return parse_trace(read_bytes(path, TraceError), str(path))
 
 
 def parse_trace(raw: bytes, origin: str = "<trace>") -> Trace:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from engine.analysis import Analysis
+from engine.files import read_utf8
 from engine.formats import FORMAT_IDS, UnknownFormat
 from engine.policies import POLICY_IDS
 from engine.report import chunks_text, report_json, summary_text
@@ -62,18 +62,7 @@ def read_text(path: str, what: str = "file") -> str:
             return sys.stdin.read()
         except UnicodeDecodeError as exc:
             raise CliError(f"cannot read {what} from standard input: not UTF-8 text (byte {exc.start})") from None
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CliError(f"cannot read {what} {path}: no such file") from None
-    except IsADirectoryError:
-        raise CliError(f"cannot read {what} {path}: it is a directory") from None
-    except PermissionError:
-        raise CliError(f"cannot read {what} {path}: permission denied") from None
-    except UnicodeDecodeError as exc:
-        raise CliError(f"cannot read {what} {path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise CliError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    return read_utf8(path, CliError, what)
 
 
 def print_report(analyses: list[Analysis], args: argparse.Namespace) -> None:

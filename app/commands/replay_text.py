@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     except BadStep as exc:
         raise CliError(str(exc)) from None
     tools = read_tools(args.tools)
-    text = read_text(args.file, "text file")
+    text = read_text(args.file, "a UTF-8 text file")
     analysis = analyze_text(
         text, args.format, args.policy, tools, unit, size, args.rate, name="stdin" if args.file == "-" else Path(args.file).stem, path=args.file,
         thinking=args.thinking,
