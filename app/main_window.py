@@ -274,19 +274,19 @@ class MainWindow(QMainWindow):
             self.open_path(path)
 
     def replay_text(self, text: str, format_id: str, tools_text: str = "", unit: str = "char", size: int = 1,
-                    rate: float | None = None) -> bool:
+                    rate: float | None = None, thinking: bool = False) -> bool:
         try:
             tools = parse_tools_text(tools_text)
         except SourceError as exc:
             self.errors.report("Bad tools JSON", str(exc))
             return False
-        return self.open_source(TextSource(text, format_id, tools, unit, size, rate))
+        return self.open_source(TextSource(text, format_id, tools, unit, size, rate, thinking=thinking))
 
     def paste_dialog(self) -> None:
         dialog = PasteDialog(self)
         if dialog.exec():
             v = dialog.values()
-            self.replay_text(v.text, v.format_id, v.tools_text, v.unit, v.size, v.rate)
+            self.replay_text(v.text, v.format_id, v.tools_text, v.unit, v.size, v.rate, v.thinking)
 
     def _refuse_while_live(self) -> bool:
         """True (and a dialog) while a run or a capture is filling the panes: one live source at a time."""

@@ -27,6 +27,11 @@ def test_paste_and_run_dialogs_return_what_was_entered(qtbot):
     paste.rate.setValue(0)
     v = paste.values()
     assert (v.text, v.format_id, v.unit, v.size, v.rate) == ("<tool_call>", "qwen3_coder", "char", 4, None)
+    assert not v.thinking
+    paste.thinking.setChecked(True)
+    assert paste.thinking.isEnabled() and paste.values().thinking
+    paste.format.setCurrentText("mistral")  # no reasoning block in this format: the box is greyed and ignored
+    assert not paste.thinking.isEnabled() and not paste.values().thinking
     run = RunDialog()
     qtbot.addWidget(run)
     assert '"get_weather"' in run.tools.text()  # the default preset is loaded
@@ -99,7 +104,9 @@ def test_compare_works_on_a_parse_carrying_fixture(qtbot, tmp_path, monkeypatch)
     window = make_window(qtbot, tmp_path, monkeypatch, REGRESS)
     compare = window.compare_view
     assert compare.comparison is not None and compare.comparison.right.source.policy == "atomic"
-    compare.other.setCurrentText("llama_server")
+    assert [compare.other.itemText(i) for i in range(compare.other.count())] == [
+        "policy: incremental", "policy: atomic", "policy: llama_server"]  # parses, not text: no other parser
+    compare.other.setCurrentText("policy: llama_server")
     assert compare.comparison.right.source.policy == "llama_server"
     row = next(i for i, r in enumerate(compare.comparison.rows) if r.step > 0)
     compare.table.selectRow(row)
@@ -110,6 +117,41 @@ def test_compare_works_on_a_parse_carrying_fixture(qtbot, tmp_path, monkeypatch)
     window.session.flush()
     assert compare.table.currentIndex().row() == len(compare.comparison.rows) - 2
     assert window.session.state.cursor_step == target.step
+
+
+def test_compare_against_another_parser_marks_what_it_reads_differently(qtbot, tmp_path, monkeypatch):
+    """A trace carries text: the picker offers the other wire formats, re-parsing the same steps."""
+    window = make_window(qtbot, tmp_path, monkeypatch, FIXTURES / "formats" / "hermes_single.jsonl")
+    compare = window.compare_view
+    labels = [compare.other.itemText(i) for i in range(compare.other.count())]
+    assert "format: qwen3_coder" in labels and "format: hermes" not in labels and "policy: atomic" in labels
+    assert compare.choose("format: qwen3_coder")
+    c = compare.comparison
+    assert c.right.source.format == "qwen3_coder" and c.right.source.policy == c.left.source.policy == "incremental"
+    assert [s.data for s in c.right.steps] == [s.data for s in c.left.steps]  # the same steps, another parser
+    assert c.left.calls and not c.right.calls  # qwen3_coder does not read hermes' JSON call
+    assert c.differing > 0 and any(r.differs for r in compare.model.rows)
+    assert compare.model.headerData(3, Qt.Orientation.Horizontal) == "qwen3_coder"
+    assert "qwen3_coder · incremental" in compare.summary.text()
+    window.set_policy("atomic")  # the parser choice stays; it now runs under the shown policy
+    assert compare.target.label == "format: qwen3_coder"
+    assert compare.comparison.right.source.policy == "atomic" and compare.comparison.right.source.format == "qwen3_coder"
+    assert window.open_path(str(REGRESS))  # parses, not text: back to a policy
+    assert compare.target.label == "policy: atomic" and compare.comparison.right.source.policy == "atomic"
+
+
+def test_reconciliation_says_why_the_stream_ended(qtbot, tmp_path, monkeypatch):
+    lines = (FIXTURES / "formats" / "hermes_single.jsonl").read_text().splitlines()
+    assert lines[-1].startswith('{"type":"end"')
+    lines[-1] = '{"type":"end","cause":"error","ms":2125.0,"detail":"connection lost after 57 lines"}'
+    trace = tmp_path / "ended.jsonl"
+    trace.write_text("\n".join(lines) + "\n")
+    window = make_window(qtbot, tmp_path, monkeypatch, trace)
+    headline = window.reconcile_view.headline.text()
+    assert "generation ended: error: connection lost after 57 lines" in headline
+    assert window.open_path(str(PARALLEL))  # no detail recorded: the short form
+    assert "(generation ended: stop)" in window.reconcile_view.headline.text()
+    assert "connection lost" not in window.reconcile_view.headline.text()
 
 
 def test_compare_marks_the_rows_that_differ_on_screen(qtbot, tmp_path, monkeypatch):

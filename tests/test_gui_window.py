@@ -248,6 +248,18 @@ def test_paste_text_replays_a_generation(window):
     assert window.text_view.toPlainText() == text
 
 
+def test_paste_text_can_start_inside_reasoning(window):
+    """The Paste dialog's "starts inside reasoning" box: text before </think> is reasoning, not content."""
+    text = "Let me look it up.</think>\n" + render("hermes", [("get_weather", {"city": "Oslo"})])
+    assert window.replay_text(text, "hermes", size=4, thinking=True)
+    a = window.session.current
+    assert a.source.extra.get("thinking") and a.calls[0].name == "get_weather"
+    assert "".join(c.text for c in a.chunks if c.kind == "reasoning").startswith("Let me look it up.")
+    assert "look" not in "".join(c.text for c in a.chunks if c.kind == "content")
+    assert window.replay_text(text, "hermes", size=4)  # unticked: the same words are content
+    assert "look it up" in "".join(c.text for c in window.session.current.chunks if c.kind == "content")
+
+
 def test_every_error_shows_a_dialog_and_keeps_the_view(window, tmp_path):
     before = window.session.state
     garbage = tmp_path / "garbage.jsonl"

@@ -9,7 +9,7 @@ import pytest
 
 from engine.analysis import Analysis
 from engine.inspector.chunks import ChunkIndex
-from engine.inspector.compare import compare
+from engine.inspector.compare import CompareTarget, compare, compare_targets, target_from_label
 from engine.inspector.lanes import ATOMIC, PARSE, TOKENS, VIOLATIONS, WIRE
 from engine.inspector.parse_cursor import ParseCursor
 from engine.inspector.playback import ASAP, PlaybackClock
@@ -361,6 +361,58 @@ def test_reanalyze_keeps_thinking_mode():
     expected = analyze_text(text, "hermes", "atomic", thinking=True, size=3)
     assert [(c.step, c.kind, c.text) for c in other.chunks] == [(c.step, c.kind, c.text) for c in expected.chunks]
     assert not any(c.kind == "content" and "check" in c.text for c in other.chunks)
+
+
+def test_compare_offers_other_parsers_only_for_a_source_that_carries_text():
+    text_run = hermes_run()
+    labels = [t.label for t in compare_targets(text_run)]
+    assert labels[:3] == ["policy: incremental", "policy: atomic", "policy: llama_server"]
+    assert "format: qwen3_coder" in labels and "format: hermes" not in labels
+    fixture = load_analyses(REGRESS)[0]  # a byte-prefix fixture carries parses
+    assert [t.kind for t in compare_targets(fixture)] == ["policy"] * 3
+    for target in compare_targets(text_run):
+        assert target_from_label(target.label) == target
+    assert target_from_label("atomic") == CompareTarget("policy", "atomic")
+    assert target_from_label("colour: red") is None
+
+
+def test_every_text_source_reparses_with_another_format():
+    """Pasted text, a trace and a live run give the same stream when re-parsed by another wire format."""
+    from engine.trace import parse_trace
+    from engine.trace_io import analyze_trace
+
+    path = FIXTURES / "formats" / "hermes_single.jsonl"
+    trace_run = FileSource(str(path)).analyses("incremental", "qwen3_coder")[0]
+    expected = analyze_trace(parse_trace(path.read_bytes(), str(path)), "incremental", "qwen3_coder", path.stem)
+    shape = lambda a: [(c.step, c.kind, c.text, c.index, c.name) for c in a.chunks]  # noqa: E731
+    assert shape(trace_run) == shape(expected) and trace_run.source.format == "qwen3_coder"
+    original = FileSource(str(path)).analyses("incremental")[0]
+    live = AnalysisSource([original], None)
+    again = live.analyses("atomic", "qwen3_coder")[0]
+    assert again.source.format == "qwen3_coder" and again.source.policy == "atomic"
+    assert shape(again) == shape(FileSource(str(path)).analyses("atomic", "qwen3_coder")[0])
+    assert live.analyses("incremental", "hermes")[0] is original  # its own format: nothing to redo
+    c = compare(original, trace_run)
+    assert c.differing > 0 and c.title("left") == "hermes · incremental" and c.title("right") == "qwen3_coder · incremental"
+    text = "Let me check.</think>\n" + render("hermes", [("get_weather", {"city": "Oslo"})])
+    pasted = TextSource(text, "hermes", size=3, thinking=True)
+    assert pasted.analyses("incremental")[0].chunks[1].kind == "reasoning"
+    as_qwen = pasted.analyses("incremental", "qwen3_coder")[0]
+    assert as_qwen.source.format == "qwen3_coder" and as_qwen.chunks[1].kind == "reasoning"  # thinking carries over
+    with pytest.raises(SourceError, match="carries parses, not text"):
+        reanalyze(load_analyses(REGRESS)[0], "incremental", None, "hermes")
+    with pytest.raises(SourceError, match="fixture carries parses"):
+        FileSource(str(REGRESS)).analyses("incremental", "hermes")
+
+
+def test_reconciliation_carries_why_the_stream_ended():
+    a = hermes_run()
+    plain = reconcile(a)
+    assert plain.end_detail is None and plain.finish_sentence == "tool_calls (generation ended: stop)"
+    a.source.extra["end_detail"] = "connection lost after 3 lines"
+    told = reconcile(a)
+    assert told.end_detail == "connection lost after 3 lines"
+    assert told.finish_sentence == "tool_calls (generation ended: stop: connection lost after 3 lines)"
 
 
 def test_sources_report_user_errors(tmp_path):

@@ -1,4 +1,9 @@
-"""Compare: the same source under two policies, side by side, aligned by step, differences marked."""
+"""Compare: the same source under two policies (or two parsers), side by side, aligned by step, differences marked.
+
+The "against" picker offers every policy, and, when the source carries text
+(a trace, pasted text, a live run), every other wire format: the same steps
+re-parsed by that format's parser under the current policy.
+"""
 
 from __future__ import annotations
 
@@ -20,10 +25,20 @@ from PySide6.QtWidgets import (
 from app.models.session import InspectorSession
 from app.models.table_models import CompareModel
 from app.widgets import theme
-from engine.inspector.compare import Comparison, compare
+from engine.inspector.compare import (
+    FORMAT,
+    POLICY,
+    CompareTarget,
+    Comparison,
+    compare,
+    compare_targets,
+    target_from_label,
+)
 from engine.inspector.live import RUNNING
 from engine.inspector.sources import SourceError
-from engine.policies import POLICY_IDS
+
+#: What the picker shows before a source is open, and falls back to.
+DEFAULT_TARGET = CompareTarget(POLICY, "atomic")
 
 
 class CompareView(QWidget):
@@ -32,8 +47,9 @@ class CompareView(QWidget):
         self.session = session
         self.comparison: Comparison | None = None
         self.other = QComboBox()
-        self.other.addItems(POLICY_IDS)
-        self.other.setCurrentText("atomic")
+        self.other.addItem(DEFAULT_TARGET.label)
+        self.other.setToolTip("Another policy, or (for a source that carries text) another wire format's parser")
+        self._wanted = DEFAULT_TARGET  # the user's last choice, kept while sources change
         self.summary = QLabel("")
         self.summary.setObjectName("Caption")
         self.summary.setTextFormat(Qt.TextFormat.RichText)
@@ -66,13 +82,46 @@ class CompareView(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.summary)
         layout.addWidget(self.table, 1)
-        self.other.currentTextChanged.connect(lambda _p: self.rebuild())
+        self.other.currentTextChanged.connect(self._target_chosen)
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
         session.analysisChanged.connect(self.rebuild)
         session.cursorChanged.connect(self.follow_cursor)
         self.error = ""
+        self._filling = False
         self._following = False
         self._steps: list[int] = []
+
+    @property
+    def target(self) -> CompareTarget:
+        return target_from_label(self.other.currentText()) or DEFAULT_TARGET
+
+    def choose(self, target: CompareTarget | str) -> bool:
+        """Compare against ``target`` (a :class:`CompareTarget` or its label); False when the picker lacks it."""
+        label = target.label if isinstance(target, CompareTarget) else target
+        index = self.other.findText(label)
+        if index < 0:
+            return False
+        self.other.setCurrentIndex(index)
+        return True
+
+    def _target_chosen(self, label: str) -> None:
+        if self._filling:
+            return
+        self._wanted = target_from_label(label) or DEFAULT_TARGET
+        self.rebuild()
+
+    def _fill_picker(self, targets: list[CompareTarget]) -> None:
+        """The choices this source offers; the user's last choice stays picked when it is among them."""
+        labels = [t.label for t in targets]
+        wanted = self._wanted.label if self._wanted.label in labels else DEFAULT_TARGET.label
+        if labels != [self.other.itemText(i) for i in range(self.other.count())] or self.other.currentText() != wanted:
+            self._filling = True
+            try:
+                self.other.clear()
+                self.other.addItems(labels)
+                self.other.setCurrentText(wanted)
+            finally:
+                self._filling = False
 
     def rebuild(self) -> None:
         state = self.session.state
@@ -83,18 +132,24 @@ class CompareView(QWidget):
             self.summary.setText(f'<span style="color:{theme.DIM}">Compare is available once the stream has ended.</span>')
             return
         left = state.analysis
-        policy = self.other.currentText()
+        self._fill_picker(compare_targets(left))
+        target = self.target
         self.left_label.setText(f"<b>{html.escape(left.source.policy)}</b>")
         try:
-            others = self.session.source.analyses(policy)
+            if target.kind == FORMAT:  # the same text through another parser, under the shown policy
+                others = self.session.source.analyses(left.source.policy, target.id)
+            else:
+                others = self.session.source.analyses(target.id)
         except SourceError as exc:
-            self.error = str(exc)
-            self.summary.setText(f'<span style="color:{theme.BAD}">{html.escape(self.error)}</span>')
-            self.model.set_rows([])
+            self._show_error(str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - a parser bug on foreign text must not take the window down
+            self._show_error(f"{target.label}: analysis failed: {type(exc).__name__}: {exc}")
             return
         right = next((a for a in others if a.name == left.name), others[0])
         self.comparison = compare(left, right)
-        self.model.set_titles(left.source.policy, right.source.policy)
+        self.left_label.setText(f"<b>{html.escape(self.comparison.title('left'))}</b>")
+        self.model.set_titles(self.comparison.column_title("left"), self.comparison.column_title("right"))
         self.model.set_unit(left.unit)
         self.model.set_rows(self.comparison.rows)
         self._steps = [r.step for r in self.comparison.rows]
@@ -104,6 +159,11 @@ class CompareView(QWidget):
             f'<span style="color:{theme.POLICY_COLOR}">◀ {html.escape(c.side_summary("left"))}</span><br>'
             f'<span style="color:{theme.ATOMIC_COLOR}">▶ {html.escape(c.side_summary("right"))}</span>'
         )
+
+    def _show_error(self, message: str) -> None:
+        self.error = message
+        self.summary.setText(f'<span style="color:{theme.BAD}">{html.escape(message)}</span>')
+        self.model.set_rows([])
 
     def follow_cursor(self, _index: int = 0) -> None:
         """Select the last row at or before the cursor's step, so both sides line up with every other pane.

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -31,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.widgets import theme
 from engine.decode.loop import SamplerSettings
-from engine.formats import FORMAT_IDS
+from engine.formats import FORMAT_IDS, supports_thinking
 from engine.policies import POLICY_IDS
 
 TOOL_PRESETS = theme.ROOT / "resources" / "tools"
@@ -87,6 +88,7 @@ class PasteValues:
     unit: str
     size: int
     rate: float | None
+    thinking: bool = False  # the prompt ended with <think>: the text starts inside reasoning
 
 
 class PasteDialog(QDialog):
@@ -107,10 +109,16 @@ class PasteDialog(QDialog):
         self.rate.setSuffix(" steps/s")
         self.rate.setSpecialValueText("untimed")
         self.tools = ToolsEditor(default=None)
+        self.thinking = QCheckBox("starts inside reasoning (prompt ended with <think>)")
+        self.thinking.setToolTip("The chat template opened a reasoning block, so the text is reasoning until </think>. "
+                                 "Only formats with reasoning (e.g. hermes, qwen3_coder, deepseek_v31) read it.")
         form = QFormLayout()
         form.addRow("format", self.format)
         form.addRow("step", self.step)
         form.addRow("timing", self.rate)
+        form.addRow("", self.thinking)
+        self.format.currentTextChanged.connect(self._format_changed)
+        self._format_changed(self.format.currentText())
         layout = QVBoxLayout(self)
         layout.addWidget(self.text, 3)
         layout.addLayout(form)
@@ -124,12 +132,17 @@ class PasteDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
 
+    def _format_changed(self, format_id: str) -> None:
+        """A format without reasoning has nothing to start inside: the box is greyed (its tick is kept)."""
+        self.thinking.setEnabled(supports_thinking(format_id))
+
     def values(self) -> PasteValues:
         step = self.step.currentText()
         unit, size = ("byte", 1) if step == "byte" else ("char", 1 if step == "char" else int(step.split()[0]))
         return PasteValues(
             self.text.toPlainText(), self.format.currentText(), self.tools.text(), unit, size,
             float(self.rate.value()) if self.rate.value() > 0 else None,
+            self.thinking.isChecked() and self.thinking.isEnabled(),
         )
 
 

@@ -63,6 +63,16 @@ def diff_html(call: CallVerdict) -> str:
     return legend + f'<div style="font-family:{theme.MONO_CSS};white-space:pre-wrap">{"".join(out)}</div>'
 
 
+def headline_html(result: Reconciliation, color: str) -> str:
+    """The verdict line; when the source said why the stream ended, that sentence goes under it."""
+    mark = f'<span style="color:{color};font-weight:600">{"✓" if result.ok else "✗"}</span>&nbsp; '
+    if result.end_detail is None:
+        return (mark + html.escape(result.headline)
+                + f' <span style="color:{theme.DIM}">(generation ended: {html.escape(result.finish_cause)})</span>')
+    return (mark + html.escape(result.headline)
+            + f'<br><span style="color:{theme.DIM}">finish_reason {html.escape(result.finish_sentence)}</span>')
+
+
 class ReconcileView(QWidget):
     def __init__(self, session: InspectorSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -123,8 +133,7 @@ class ReconcileView(QWidget):
         self.result = reconcile(analysis)
         ok = self.result.ok
         color = theme.OK if ok else (theme.BAD if any(not c.reconstructs for c in self.result.calls) else theme.WARN)
-        self.headline.setText(f'<span style="color:{color};font-weight:600">{"✓" if ok else "✗"}</span>&nbsp; {html.escape(self.result.headline)}'
-                              f' <span style="color:{theme.DIM}">(generation ended: {html.escape(self.result.finish_cause)})</span>')
+        self.headline.setText(headline_html(self.result, color))
         self.calls.set_rows(self.result.calls)
         self.violations.set_rows(self.result.violations)
         self.violations_caption.setText(f"Violations ({len(self.result.violations)})")

@@ -11,7 +11,7 @@ Modules:
 - :mod:`playback` the playback clock (speed, loop, as-fast-as-possible, recorded timing at 1x);
 - :mod:`lanes` the timeline lanes' marks; :mod:`ttfd` delivery curves and their labels;
 - :mod:`text_spans` token boundaries and what each token produced; :mod:`chunks` chunk rows;
-- :mod:`reconcile` per-call verdicts with character diffs; :mod:`compare` two policies aligned by step;
-- :mod:`sources` where analyses come from (files, pasted text) and re-analysis under another policy;
+- :mod:`reconcile` per-call verdicts with character diffs; :mod:`compare` two policies (or parsers) aligned by step;
+- :mod:`sources` where analyses come from (files, pasted text) and re-analysis under another policy or parser;
 - :mod:`live` a growing analysis fed while a model decodes.
 """

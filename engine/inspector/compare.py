@@ -1,4 +1,4 @@
-"""Two analyses of the same source (two policies, or two parsers) aligned by step.
+"""Two analyses of the same source (two policies, or two parsers) aligned by step, and what to compare against.
 
 A row per step at which either side emitted something; a row *differs* when
 the two sides sent different chunks at that step (kind, index or payload),
@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.analysis import Analysis
+from engine.formats import FORMAT_IDS
 from engine.inspector.reconcile import finish_badge
+from engine.inspector.sources import carries_text
 from engine.inspector.ttfd import argument_chars, ttfd_label
+from engine.policies import POLICY_IDS
 from engine.wire import WireChunk
 
 
@@ -55,6 +58,49 @@ def summarize(chunks: list[WireChunk]) -> str:
     return ", ".join(parts)
 
 
+POLICY = "policy"
+FORMAT = "format"
+
+
+@dataclass(frozen=True, slots=True)
+class CompareTarget:
+    """What the right-hand side is: the same source under another policy, or through another parser."""
+
+    kind: str  # policy | format
+    id: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}: {self.id}"
+
+
+def compare_targets(analysis: Analysis) -> list[CompareTarget]:
+    """The compare pane's "against" choices: every policy; every other wire format when the steps hold text.
+
+    A byte-prefix fixture carries parses and a capture carries a server's
+    chunks: no other parser can read them, so they offer policies only.
+    """
+    targets = [CompareTarget(POLICY, p) for p in POLICY_IDS]
+    if carries_text(analysis):
+        targets += [CompareTarget(FORMAT, f) for f in FORMAT_IDS if f != analysis.source.format]
+    return targets
+
+
+def target_from_label(label: str) -> CompareTarget | None:
+    """The inverse of :attr:`CompareTarget.label` (a bare id is a policy, as the picker once held)."""
+    kind, sep, ident = label.partition(": ")
+    if not sep:
+        return CompareTarget(POLICY, label) if label in POLICY_IDS else None
+    return CompareTarget(kind, ident) if kind in (POLICY, FORMAT) and ident else None
+
+
+def side_title(analysis: Analysis, other: Analysis) -> str:
+    """``atomic`` when the sides differ by policy; ``qwen3_coder · incremental`` when by parser."""
+    if analysis.source.format != other.source.format:
+        return f"{analysis.source.format or '-'} · {analysis.source.policy}"
+    return analysis.source.policy
+
+
 @dataclass(slots=True)
 class Comparison:
     left: Analysis
@@ -65,10 +111,20 @@ class Comparison:
     def differing(self) -> int:
         return sum(1 for r in self.rows if r.differs)
 
+    def title(self, side: str) -> str:
+        return side_title(self.left, self.right) if side == "left" else side_title(self.right, self.left)
+
+    def column_title(self, side: str) -> str:
+        """The table header: only what tells the sides apart (the format, or the policy), so columns stay narrow."""
+        analysis = self.left if side == "left" else self.right
+        if self.left.source.format != self.right.source.format:
+            return analysis.source.format or "-"
+        return analysis.source.policy
+
     def side_summary(self, side: str) -> str:
         analysis = self.left if side == "left" else self.right
         return (
-            f"{analysis.source.policy}: {len(analysis.chunks)} chunks, "
+            f"{self.title(side)}: {len(analysis.chunks)} chunks, "
             f"{finish_badge(analysis.finish_reason, analysis.finish_cause, analysis.violations)}, "
             f"{len(analysis.violations)} violation(s); {ttfd_label(analysis)}"
         )

@@ -12,6 +12,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from engine.analysis import Analysis
+from engine.report import describe_finish, end_detail
 from engine.wire import Violation
 
 EQUAL = "equal"
@@ -124,6 +125,10 @@ class Reconciliation:
     violations: list[Violation]
     content_streamed: str
     content_final: str
+    #: why generation ended, in the source's words (a trace's end detail, a capture's error), or None
+    end_detail: str | None = None
+    #: :func:`engine.report.describe_finish`: ``tool_calls (generation ended: error: connection lost)``
+    finish_sentence: str = ""
 
     @property
     def ok(self) -> bool:
@@ -171,4 +176,6 @@ def reconcile(analysis: Analysis) -> Reconciliation:
         list(analysis.violations),
         analysis.content_streamed,
         analysis.terminal.content,
+        end_detail(analysis),
+        describe_finish(analysis),
     )

@@ -1,10 +1,13 @@
-"""Where the inspector's analyses come from, and how to analyse the same source under another policy.
+"""Where the inspector's analyses come from, and how to analyse the same source under another policy or parser.
 
 Every source can be re-analysed (the policy picker, the compare pane): a file
 is loaded again through :func:`engine.replay.load_analyses`; pasted text goes
 through :func:`engine.replay_text.analyze_text`; a finished live run is
-re-fed from its recorded bytes (:func:`reanalyze`). Every failure a user can
-cause is a :class:`SourceError` with a one-line message for the dialog.
+re-fed from its recorded bytes (:func:`reanalyze`). A source that carries
+generated text (a trace, pasted text, a live run) can also be re-parsed with
+another wire format's parser (``format_id``): the compare pane's "parsers"
+view. Every failure a user can cause is a :class:`SourceError` with a
+one-line message for the dialog.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ class SourceError(Exception):
 class Source(Protocol):
     label: str
 
-    def analyses(self, policy: str) -> list[Analysis]: ...
+    def analyses(self, policy: str, format_id: str | None = None) -> list[Analysis]: ...
 
 
 @dataclass(slots=True)
@@ -43,11 +46,11 @@ class FileSource:
     def label(self) -> str:
         return Path(self.path).name
 
-    def analyses(self, policy: str) -> list[Analysis]:
+    def analyses(self, policy: str, format_id: str | None = None) -> list[Analysis]:
         from engine.replay import load_analyses
 
         try:
-            found = load_analyses(self.path, policy, self.format_id)
+            found = load_analyses(self.path, policy, format_id or self.format_id)
         except (ValueError, OSError) as exc:  # TraceError, FixtureError, UnknownFormat, UnknownPolicy are ValueErrors
             raise SourceError(str(exc)) from None
         if not found:
@@ -66,19 +69,21 @@ class TextSource:
     size: int = 1
     rate: float | None = None
     name: str = "pasted"
+    thinking: bool = False  # the prompt ended inside a reasoning block (``<think>``)
 
     @property
     def label(self) -> str:
         return f"{self.name} ({self.format_id})"
 
-    def analyses(self, policy: str) -> list[Analysis]:
+    def analyses(self, policy: str, format_id: str | None = None) -> list[Analysis]:
         from engine.replay_text import analyze_text
 
         if not self.text:
             raise SourceError("the pasted text is empty")
         try:
             return [
-                analyze_text(self.text, self.format_id, policy, self.tools, self.unit, self.size, self.rate, name=self.name)
+                analyze_text(self.text, format_id or self.format_id, policy, self.tools, self.unit, self.size, self.rate,
+                             name=self.name, thinking=self.thinking)
             ]
         except (UnknownFormat, UnknownPolicy) as exc:
             raise SourceError(str(exc)) from None
@@ -91,16 +96,19 @@ class AnalysisSource:
     items: list[Analysis]
     tools: list[dict[str, Any]] | None = None
     label: str = "run"
-    _by_policy: dict[str, list[Analysis]] = field(default_factory=dict)
+    _by_policy: dict[tuple[str, str | None], list[Analysis]] = field(default_factory=dict)
 
-    def analyses(self, policy: str) -> list[Analysis]:
+    def analyses(self, policy: str, format_id: str | None = None) -> list[Analysis]:
         if not self.items:
             raise SourceError("nothing recorded yet")
-        if self.items[0].source.policy == policy:
+        if format_id == self.items[0].source.format:
+            format_id = None
+        if self.items[0].source.policy == policy and format_id is None:
             return self.items
-        if policy not in self._by_policy:
-            self._by_policy[policy] = [reanalyze(a, policy, self.tools) for a in self.items]
-        return self._by_policy[policy]
+        key = (policy, format_id)
+        if key not in self._by_policy:
+            self._by_policy[key] = [reanalyze(a, policy, self.tools, format_id) for a in self.items]
+        return self._by_policy[key]
 
 
 def parse_tools_text(text: str) -> list[dict[str, Any]] | None:
@@ -113,13 +121,34 @@ def parse_tools_text(text: str) -> list[dict[str, Any]] | None:
         raise SourceError(str(exc)) from None
 
 
-def reanalyze(analysis: Analysis, policy: str, tools: list[dict[str, Any]] | None = None) -> Analysis:
-    """The same stream under ``policy``: re-fed as bytes when it has them, else as its recorded parses."""
-    info = SourceInfo(analysis.source.kind, analysis.source.path, analysis.source.format, policy, dict(analysis.source.extra))
+def carries_text(analysis: Analysis) -> bool:
+    """True when the steps hold generated text a parser can read again (not parses, not a server's chunks)."""
+    return (
+        analysis.source.format is not None
+        and analysis.source.kind != "capture"
+        and any(s.data for s in analysis.steps)
+    )
+
+
+def reanalyze(
+    analysis: Analysis, policy: str, tools: list[dict[str, Any]] | None = None, format_id: str | None = None
+) -> Analysis:
+    """The same stream under ``policy``: re-fed as bytes when it has them, else as its recorded parses.
+
+    ``format_id``: re-parse the bytes with another wire format's parser (only a
+    stream that :func:`carries_text` can be).
+    """
+    fmt = format_id or analysis.source.format
+    extra = dict(analysis.source.extra)
+    if format_id is not None and format_id != analysis.source.format:
+        if not carries_text(analysis):
+            raise SourceError(f"{analysis.name}: this stream carries parses, not text; it cannot be parsed as {format_id}")
+        extra.setdefault("recorded_format", analysis.source.format)
+    info = SourceInfo(analysis.source.kind, analysis.source.path, fmt, policy, extra)
     try:
-        if analysis.source.format is not None and any(s.data for s in analysis.steps):
+        if fmt is not None and any(s.data for s in analysis.steps):
             thinking = bool(analysis.source.extra.get("thinking"))  # the prompt opened a reasoning block
-            parser = make_parser(analysis.source.format, tools, thinking=thinking)
+            parser = make_parser(fmt, tools, thinking=thinking)
             analyzer = Analyzer(analysis.name, info, analysis.unit, analysis.timed, parser)
             for record in analysis.steps:
                 analyzer.feed_bytes(record.data, record.ms, record.tokens, record.step)
