@@ -106,8 +106,10 @@ def describe_finish(analysis: Analysis) -> str:
     detail = end_detail(analysis)
     if detail is not None:
         ended = f"{analysis.finish_cause}: {detail}"
-    elif analysis.truncated:
+    elif analysis.truncated and analysis.finish_cause not in ("cancelled", "error"):
         ended = "unknown: the recording has no end record"
+    elif analysis.finish_cause == "cancelled":
+        ended = "cancelled by the user"
     else:
         ended = analysis.finish_cause
     if analysis.finish_reason is not None:
@@ -125,9 +127,9 @@ def describe_finish(analysis: Analysis) -> str:
 def summary_text(analysis: Analysis) -> str:
     src = analysis.source
     lines = [
-        f"run {analysis.name}: {src.kind}"
+        f"{analysis.name}: {src.kind}"
         + (f" {src.path}" if src.path else "")
-        + f", format {src.format or '-'}, policy {src.policy}, {analysis.step_count} {analysis.unit} steps"
+        + f", format {src.format or '-'}, policy {src.policy}, {plural(analysis.step_count, analysis.unit)}"
         + ("" if analysis.timed else " (untimed)"),
     ]
     description = src.extra.get("description")
@@ -156,7 +158,7 @@ def summary_text(analysis: Analysis) -> str:
     if analysis.violations:
         lines.append(f"violations ({len(analysis.violations)}):")
         for v in analysis.violations:
-            where = f"step {v.step}" if v.step is not None else "-"
+            where = f"{analysis.unit} {v.step}" if v.step is not None else "-"
             call = f" call {v.call_index}" if v.call_index is not None else ""
             lines.append(f"  {v.rule} @ {where}{call}: {v.detail}")
     else:
@@ -176,6 +178,11 @@ def chunks_text(analysis: Analysis) -> str:
             body = head + repr(c.text)
         lines.append(f"step {c.step:>6} {when}  {c.kind:<9} {body}")
     return "\n".join(lines)
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 token``, ``2 tokens``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _clip(text: str, limit: int = 120) -> str:

@@ -269,6 +269,8 @@ def test_close_mid_stream_keeps_what_was_received(server, tmp_path):
     assert analysis.truncated and analysis.finish_cause == "error"
     assert rules(analysis) == {"stream-truncated"}  # the half-written call is not also blamed for bad JSON
     assert "mid-stream" in analysis.violations[0].detail
+    assert analysis.ttfd_streaming.step is not None
+    assert analysis.ttfd_atomic.step is None  # the cut call's last fragment never came: no atomic verdict
     trace = read_trace(tmp_path / "abort.jsonl")
     assert trace.end.cause == "error" and len(trace.lines) == 3  # only what was received
     assert trace.end.detail == result.error.message  # why it ended rides on the end record

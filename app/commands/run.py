@@ -10,6 +10,7 @@ Ctrl-C cancels the generation cleanly (the report and recording say
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 import threading
@@ -23,7 +24,7 @@ from engine.decode.messages import default_messages, load_messages
 from engine.decode.prompting import AUTO, check_format_choice
 from engine.decode.templates import RESOURCES, ChatTemplate, load_template_file
 from engine.formats import FORMAT_IDS
-from engine.report import format_seconds
+from engine.report import format_seconds, plural
 
 DEFAULT_TOOLS = RESOURCES / "tools" / "default.json"
 _DEFAULT_SAMPLER = SamplerSettings()
@@ -132,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
     check_format_option(args.format)
     if args.max_tokens < 1:
         raise CliError("--max-tokens must be at least 1")
+    if not (math.isfinite(args.temp) and args.temp >= 0):
+        raise CliError(f"--temp must be a finite number >= 0, not {args.temp}")
     if args.max_calls < 1:
         raise CliError("--max-calls must be at least 1")
     if not 1 <= args.min_calls <= args.max_calls:
@@ -187,9 +190,15 @@ def _header_text(live: Any, result: Any) -> str:
         f"format: {plan.format_id} ({plan.format_reason})",
         f"forced: {result.grammar.describe()}" if result.grammar else "forced: nothing (--force-tool off)",
         f"generation: {stats.prompt_tokens} prompt tokens, time to first token {format_seconds(stats.ttft_ms)}, "
-        f"{stats.tokens} tokens by {format_seconds(stats.end_ms)}"
+        f"{plural(stats.tokens, 'token')} by {format_seconds(stats.end_ms)}"
         + (f" ({rate:.1f} tok/s after the first token)" if rate else "")
-        + f", ended: {stats.cause}; seed {live.settings.sampler.seed}",
+        + f", ended: {stats.cause}"
+        + (
+            f" (the context left room for {stats.max_tokens} of the {live.settings.max_tokens} tokens asked)"
+            if stats.context_limited
+            else ""
+        )
+        + f"; seed {live.settings.sampler.seed}",
     ]
     if result.record:
         lines.append(f"recorded: {result.record}")

@@ -507,7 +507,7 @@ class CaptureAnalyzer:
             finish_reason=self.finish_reason,
             finish_cause=cause,
             ttfd_streaming=self._first_tool_chunk(),
-            ttfd_atomic=self._atomic_time(),
+            ttfd_atomic=self._atomic_time(truncated),
             identity=self._identity or StreamIdentity.for_run(self.name),
             content_streamed=content,
             truncated=truncated,
@@ -579,9 +579,13 @@ class CaptureAnalyzer:
     def _first_tool_chunk(self) -> StepTime:
         return self.calls[0].first if self.calls else StepTime()
 
-    def _atomic_time(self) -> StepTime:
-        """When an atomic server would have shown the first call: when its last fragment arrived."""
-        if not self.calls:
+    def _atomic_time(self, truncated: bool = False) -> StepTime:
+        """When an atomic server would have shown the first call: when its last fragment arrived.
+
+        Unknown (None) when the stream was cut while that call was still the last one:
+        its last fragment may never have come.
+        """
+        if not self.calls or (truncated and len(self.calls) == 1):
             return StepTime()
         call = self.calls[0]
         return call.last_fragment if call.length else call.first

@@ -72,6 +72,9 @@ class GenerationStats:
     cause: str | None = None
     error: str | None = None
     token_ids: list[int] = field(default_factory=list)
+    #: The token budget after the context took its share (less than asked when the prompt left no room).
+    max_tokens: int | None = None
+    context_limited: bool = False
 
     @property
     def decode_tokens_per_s(self) -> float | None:
@@ -176,7 +179,9 @@ class Generation:
         room = model.n_ctx - len(prompt_tokens)
         self.max_tokens = min(max_tokens, room)
         self.context_limited = max_tokens > room
-        self.stats = GenerationStats(prompt_tokens=len(prompt_tokens))
+        self.stats = GenerationStats(
+            prompt_tokens=len(prompt_tokens), max_tokens=self.max_tokens, context_limited=self.context_limited
+        )
 
     def __iter__(self) -> Iterator[TokenStep]:
         model = self.model

@@ -295,6 +295,10 @@ def load_model(
         n_ctx = min(DEFAULT_N_CTX, info.context_length or DEFAULT_N_CTX)
     if n_ctx < 16:
         raise ModelLoadFailed(info.path, f"a context of {n_ctx} tokens is too small")
+    if info.context_length and n_ctx > info.context_length:
+        raise ModelLoadFailed(
+            info.path, f"a context of {n_ctx} tokens exceeds the {info.context_length} the model was trained for"
+        )
     try:
         from llama_cpp import Llama
     except ImportError as exc:  # pragma: no cover - dependency missing

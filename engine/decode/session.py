@@ -79,6 +79,8 @@ class LiveRun:
         if settings.policy not in POLICY_IDS:
             raise DecodeError(f"unknown policy {settings.policy!r}; known policies: {', '.join(POLICY_IDS)}")
         self.model = model
+        # One completion id per run (as a server mints one per request); recorded, so replays reuse it.
+        self.identity = StreamIdentity.for_run(f"{settings.name}@{time.time_ns()}")
         self.settings = settings
         self.plan = plan_prompt(settings.messages, settings.tools, settings.format_id, settings.template, model.info)
         self.grammar = (
@@ -144,14 +146,21 @@ class LiveRun:
                 "prompt_tokens": len(self.prompt_tokens),
                 "grammar": self.gbnf,
                 "thinking": self.thinking,
-                "completion_id": StreamIdentity.for_run(s.name).completion_id,
+                "completion_id": self.identity.completion_id,
             },
         )
 
     def run(self, stop: threading.Event | None = None, on_token: TokenCallback | None = None) -> LiveResult:
         """Generate, analysing (and recording) each token as it arrives; returns the finished analysis."""
         s = self.settings
-        analyzer = Analyzer(s.name, self.source_info(), "token", True, make_parser(self.plan.format_id, s.tools, thinking=self.thinking))
+        analyzer = Analyzer(
+            s.name,
+            self.source_info(),
+            "token",
+            True,
+            make_parser(self.plan.format_id, s.tools, thinking=self.thinking),
+            self.identity,
+        )
         # Buffered, not flushed per token: a flush is a write syscall per token on the hot path (about a
         # third of callscope's per-token cost); a crash still leaves a readable, truncated trace.
         writer = TraceWriter(s.record, self.trace_header(), flush_each=False) if s.record else None
