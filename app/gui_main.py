@@ -16,10 +16,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.widgets import theme
@@ -131,7 +132,10 @@ def launch(
     app = make_app()
     from app.main_window import MainWindow
 
-    window = MainWindow()
+    scratch = tempfile.TemporaryDirectory(prefix="callscope-shot-") if screenshot else None
+    # A screenshot is a batch job: it must not push its file into the user's recent list.
+    settings = QSettings(str(Path(scratch.name) / "settings.ini"), QSettings.Format.IniFormat) if scratch else None
+    window = MainWindow(settings)
     freeze_startup_heap()
     failures: list[str] = []
     if screenshot:

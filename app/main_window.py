@@ -48,7 +48,7 @@ from engine.inspector.sources import FileSource, Source, SourceError, TextSource
 
 MAX_RECENT = 10
 #: Width of the generated-text pane while the source has no text (a byte-prefix fixture carries parses).
-NARROW_TEXT_PANE = 200
+NARROW_TEXT_PANE = 320  # still wide enough to read the placeholder that says why it is empty
 RECENT_KEY = "recent_files"
 
 
@@ -73,6 +73,7 @@ class MainWindow(QMainWindow):
         self.session.analysisChanged.connect(self._analysis_changed)
         self.session.cursorChanged.connect(self._cursor_changed)
         self.session.grew.connect(self._grew)
+        self.focus_timeline()
 
     # ================================================================ layout
 
@@ -90,6 +91,7 @@ class MainWindow(QMainWindow):
         self.timeline_pane = Pane("Timeline", timeline_box)
         self.text_view = GeneratedTextView(s)
         self.text_pane = Pane("Generated text", self.text_view)
+        self.text_pane.setMinimumWidth(NARROW_TEXT_PANE - 60)  # the splitter never squeezes it to a sliver
         self.parse_view = ParseView(s)
         self.parse_pane = Pane("Partial parse", self.parse_view)
         self.chunks_view = ChunksView(s)
@@ -173,6 +175,7 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         mb = self.menuBar()
         file = mb.addMenu("&File")
+        file.setToolTipsVisible(True)  # a disabled entry says why
         self.open_action = self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a trace or a byte-prefix fixture")
         self.recent_menu = file.addMenu("Open &recent")
         self._action(file, "&Paste text…", self.paste_dialog, ["Ctrl+Shift+V"], "Replay a raw generation")
@@ -180,7 +183,8 @@ class MainWindow(QMainWindow):
         self.capture_action = self._action(file, "&Capture a server…", self.capture_dialog, ["Ctrl+Shift+C"],
                                            "Inspect the stream of a live OpenAI-compatible server")
         self.stop_action = self._action(file, "S&top run or capture", self.stop_run, ["Ctrl+."])
-        self._action(file, "&Save run as trace…", self.save_trace_dialog, ["Ctrl+S"])
+        self.save_trace_action = self._action(file, "&Save run as trace…", self.save_trace_dialog, ["Ctrl+S"])
+        self.save_trace_action.setEnabled(False)
         file.addSeparator()
         export = file.addMenu("&Export")
         self._action(export, "Report &JSON…", lambda: self._export("report"), ["Ctrl+E"])
@@ -258,7 +262,12 @@ class MainWindow(QMainWindow):
         except Exception as exc:  # noqa: BLE001 - any parser bug must not take the window down
             self.errors.report("Cannot open", f"{source.label}: analysis failed: {type(exc).__name__}: {exc}")
             return False
+        self.focus_timeline()
         return True
+
+    def focus_timeline(self) -> None:
+        """Give the keyboard to the timeline: arrows step the cursor, never a combo box's value."""
+        self.timeline.plot.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def open_path(self, path: str, format_id: str | None = None, policy: str | None = None) -> bool:
         ok = self.open_source(FileSource(str(path), format_id), policy)
@@ -306,6 +315,7 @@ class MainWindow(QMainWindow):
         except SourceError as exc:
             self.errors.report("Cannot re-analyse", str(exc))
             self.source_bar.refresh()
+        self.focus_timeline()
 
     # ================================================================ live runs
 
@@ -323,9 +333,14 @@ class MainWindow(QMainWindow):
         return self._runs
 
     def run_dialog(self) -> None:
-        dialog = RunDialog(self)
+        dialog = self.make_run_dialog()
         if dialog.exec():
-            self.start_run(dialog.values())
+            self._run_values = dialog.values()
+            self.start_run(self._run_values)
+
+    def make_run_dialog(self) -> RunDialog:
+        """The Run dialog, holding what was entered last time this session (prompt, force tool, max tokens…)."""
+        return RunDialog(self, getattr(self, "_run_values", None))
 
     def start_run(self, values: RunValues) -> bool:
         from app.workers.run_worker import RunRequest
@@ -369,6 +384,7 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.stop_button.hide()
         self.phase_label.setText(f"run ended: {analysis.finish_cause}")
+        self.focus_timeline()  # the hidden Stop button would hand the keyboard to the next widget
 
     def _run_failed(self, message: str) -> None:
         self.progress.hide()
@@ -436,6 +452,7 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.stop_button.hide()
         self.phase_label.setText(f"capture ended: {analysis.finish_cause}")
+        self.focus_timeline()
 
     def _capture_failed(self, message: str) -> None:
         self.progress.hide()
@@ -529,7 +546,9 @@ class MainWindow(QMainWindow):
     # ================================================================ recent files, drag and drop
 
     def _remember(self, path: str) -> None:
-        recent = [p for p in self.recent_files() if p != path]
+        """Store the absolute path: a relative one means another file (or none) from another directory."""
+        path = _absolute(path)
+        recent = [p for p in dict.fromkeys(_absolute(p) for p in self.recent_files()) if p != path]
         recent.insert(0, path)
         self.settings.setValue(RECENT_KEY, recent[:MAX_RECENT])
         self._refresh_recent()
@@ -563,6 +582,7 @@ class MainWindow(QMainWindow):
     def _analysis_changed(self) -> None:
         a = self.session.current
         self.setWindowTitle(f"callscope — {a.name}")
+        self._update_save_trace(a)
         state = self.session.state
         has_text = state is None or state.spans.has_text or state.live
         if not has_text:
@@ -572,6 +592,14 @@ class MainWindow(QMainWindow):
         self._fit_text_pane(has_text)
         self.parse_pane.set_subtitle("the server's parse at the cursor")
         self.timeline_pane.set_subtitle("drag the cursor · hover to preview · wheel to zoom")
+
+    def _update_save_trace(self, a) -> None:
+        """A trace records generated bytes: a parse-carrying source (byte-prefix fixture) has none to save."""
+        savable = a.source.format is not None
+        self.save_trace_action.setEnabled(savable)
+        tip = "" if savable else "This source carries parses, not generated bytes: there is nothing to record as a trace"
+        self.save_trace_action.setToolTip(tip or "Save the shown run as a callscope trace")
+        self.save_trace_action.setStatusTip(tip)
 
     def _fit_text_pane(self, has_text: bool) -> None:
         """A source without text gives most of the text pane's width to the tabs, and takes it back after."""
@@ -604,6 +632,10 @@ class MainWindow(QMainWindow):
         """Deliver pending redraws now (screenshots, tests)."""
         self.session.flush()
         QTimer.singleShot(0, lambda: None)
+
+
+def _absolute(path: str) -> str:
+    return str(Path(path).expanduser().resolve())
 
 
 def _qasync_loop():

@@ -15,6 +15,10 @@ check 'libdbus-1.so.3' libdbus-1-3
 if [ ! -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] && ! ls /usr/share/fonts/opentype/noto/NotoSans*CJK* >/dev/null 2>&1; then
   need_pkgs+=(fonts-wqy-microhei)
 fi
+# Models write emoji: without a colour emoji font they are drawn as boxes. Only when fontconfig knows none.
+if ! fc-list 2>/dev/null | grep -qi 'emoji'; then
+  need_pkgs+=(fonts-noto-color-emoji)
+fi
 # Real (non-offscreen) windows also need the xcb platform libraries.
 check 'libxcb-cursor.so.0' libxcb-cursor0
 check 'libxcb-icccm.so.4' libxcb-icccm4

@@ -311,3 +311,49 @@ def test_a_stream_without_finish_says_why_in_its_badge(qtbot, tmp_path, monkeypa
     assert "null" not in window.reconcile_view.headline.text()
     calls = window.source_bar.calls.text()
     assert calls.endswith("reconstructs") if len(a.calls) == 1 and a.calls[0].reconstructs else "reconstruct" in calls
+
+
+def test_run_dialog_keeps_the_last_values_and_states_its_range(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app.widgets.dialogs import RunDialog
+
+    window = make_window(qtbot, tmp_path, monkeypatch)
+    started = []
+    monkeypatch.setattr(window, "start_run", lambda values: started.append(values) or True)
+
+    def fill_and_accept():
+        dialog = next(w for w in QApplication.topLevelWidgets() if isinstance(w, RunDialog) and w.isVisible())
+        dialog.prompt.setPlainText("Read /etc/hosts")
+        dialog.force.setCurrentText("read_file")
+        dialog.max_tokens.setValue(1000)
+        dialog.accept()
+
+    QTimer.singleShot(0, fill_and_accept)
+    window.run_dialog()
+    assert started and started[0].max_tokens == 1000
+    again = window.make_run_dialog()
+    qtbot.addWidget(again)
+    v = again.values()
+    assert (v.prompt, v.force_tool, v.max_tokens) == ("Read /etc/hosts", "read_file", 1000)
+    assert v.tools_text == started[0].tools_text
+    assert again.max_tokens.maximum() >= 4096 and f"{again.max_tokens.maximum():,}" in again.max_tokens_range.text()
+
+
+def test_shortcuts_dialog_shows_every_row_and_dialog_buttons_carry_no_icons(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
+    dialog = window.show_shortcuts()
+    qtbot.waitExposed(dialog)
+    table = dialog.table
+    assert table.verticalScrollBar().maximum() == 0  # "End" and everything after it visible without scrolling
+    last = table.visualItemRect(table.item(table.rowCount() - 1, 0))
+    assert last.bottom() <= table.viewport().height()
+    close = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Close)
+    assert close.icon().isNull()
+    # offscreen never asks for icons; a desktop platform theme (Xvfb + GNOME/KDE) does, and the style sheet wins
+    from PySide6.QtWidgets import QApplication
+
+    assert "dialogbuttonbox-buttons-have-icons: 0" in QApplication.instance().styleSheet()

@@ -114,7 +114,7 @@ def test_hover_previews_without_moving_the_cursor(window, qtbot):
     scene_point = vb.mapViewToScene(QPointF(state.timebase.x(40), 2.0))
     QTest.mouseMove(plot.viewport(), plot.mapFromScene(scene_point))
     qtbot.waitUntil(lambda: window.timeline.hover_text() != "", timeout=3000)
-    assert "step" in window.timeline.hover_text()
+    assert f"{window.session.current.unit} " in window.timeline.hover_text()
     assert state.hover is not None and abs(state.hover - 40) <= 1
     assert state.cursor == 5
 
@@ -456,3 +456,73 @@ def test_deltas_table_keeps_the_cursor_row_visible_when_the_window_shrinks(qtbot
     window.resize(1024, 700)
     qtbot.waitUntil(lambda: table.viewport().height() < 300)
     qtbot.waitUntil(last_row_visible, timeout=2000)
+
+
+# ----------------------------------------------------------------- QA pass 2
+
+
+def test_arrow_keys_never_change_the_policy(window, qtbot):
+    """Up/Down on the focused widget after opening a file must not re-analyse under another policy."""
+    from PySide6.QtWidgets import QApplication
+
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is not None)
+    before = window.session.policy
+    for key in (Qt.Key.Key_Down, Qt.Key.Key_Up, Qt.Key.Key_Down):
+        QTest.keyClick(QApplication.focusWidget(), key)
+        assert window.session.policy == before
+    assert window.source_bar.policy.focusPolicy() == Qt.FocusPolicy.ClickFocus
+    assert window.source_bar.run.focusPolicy() == Qt.FocusPolicy.ClickFocus
+
+
+def test_recent_files_are_absolute_and_unique(window, tmp_path, monkeypatch):
+    """A path typed relative to one directory is stored absolute, once, so it opens from any directory."""
+    monkeypatch.chdir(HEADLINE.parent)
+    assert window.open_path(HEADLINE.name)
+    assert window.open_path(str(HEADLINE))
+    monkeypatch.chdir(tmp_path)
+    assert window.recent_files()[:2] == [str(HEADLINE.resolve()), str(PARALLEL.resolve())]
+    assert len(window.recent_files()) == len(set(window.recent_files()))
+    window.recent_menu.actions()[1].trigger()
+    assert window.session.current.name == "hermes_parallel" and not window.shown_errors
+
+
+def test_tests_never_touch_the_users_settings():
+    """The default QSettings (what `callscope gui` uses) points into the test run's scratch directory."""
+    import os
+
+    from PySide6.QtCore import QSettings
+
+    home_config = os.path.expanduser("~/.config")
+    assert not QSettings("callscope", "callscope").fileName().startswith(home_config)
+    assert os.environ["XDG_CONFIG_HOME"] in QSettings("callscope", "callscope").fileName()
+
+
+def test_save_as_trace_is_disabled_for_a_parse_carrying_source(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, REGRESS)
+    assert not window.save_trace_action.isEnabled()
+    assert "carries parses" in window.save_trace_action.toolTip()
+    assert window.open_path(str(PARALLEL))
+    assert window.save_trace_action.isEnabled()
+
+
+def test_empty_states_say_what_is_missing(qtbot, tmp_path, monkeypatch):
+    """No source: no meaningless 0-4 axes; a run without calls: a TTFD axis floored at 0 that says so."""
+    window = make_window(qtbot, tmp_path, monkeypatch)
+    axis = window.timeline.plot.getPlotItem().getAxis("left")
+    assert not axis.isVisible() and window.timeline.empty_label.isVisible()
+    assert window.replay_text("Just a plain answer, no tools.", "hermes")
+    window.session.flush()
+    assert axis.isVisible() and not window.timeline.empty_label.isVisible()
+    window.tabs.setCurrentWidget(window.ttfd_view)
+    ttfd = window.ttfd_view
+    qtbot.waitUntil(lambda: ttfd.plot.isVisible())
+    assert ttfd.no_calls
+    assert ttfd.plot.getPlotItem().getViewBox().viewRange()[1][0] >= -0.1
+
+
+def test_a_byte_prefix_fixture_keeps_a_readable_text_pane(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch, REGRESS)
+    assert window.bottom_split.sizes()[0] >= 300
+    assert window.open_path(str(PARALLEL))
+    assert window.bottom_split.sizes()[0] >= 400

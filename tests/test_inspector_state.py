@@ -153,7 +153,7 @@ def test_preview_describes_a_position_without_moving_the_cursor(headline):
     state = InspectorState(headline)
     state.set_cursor(3)
     text = state.preview(200)
-    assert "step 200" in text and "ms" in text and "arguments" in text
+    assert "token 200 · " in text and " s · " in text and "arguments" in text
     assert state.cursor == 3
 
 
@@ -505,3 +505,65 @@ def test_call_verdicts_and_finish_badges_read_as_sentences():
     assert finish_badge(None, "stop", ended) == "no finish_reason (stream ended: invalid-diff)"
     assert finish_badge(None, "cancelled", []) == "no finish_reason (generation cancelled)"
     assert "null" not in finish_badge(None, "stop", [])
+
+
+# ----------------------------------------------------------------- QA pass 2: marker colouring
+
+
+@pytest.mark.parametrize(
+    "fixture, markers, arguments",
+    [
+        ("qwen3_coder_single", ["<tool_call>", "<function=get_weather>", "<parameter=city>", "</parameter>",
+                                "<parameter=unit>", "</function>", "</tool_call>"], ["Paris", "celsius"]),
+        ("hermes_single", ["<tool_call>", "</tool_call>"], ['{"city": "Paris", "unit": "celsius"}']),
+        ("gpt_oss_single", ["<|start|>", "<|constrain|>", "<|call|>"], ['{"city": "Paris", "unit": "celsius"}']),
+        ("deepseek_v31_single", ["<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>",
+                                 "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>"], ['{"city": "Paris", "unit": "celsius"}']),
+    ],
+)
+def test_markers_are_marker_coloured_and_arguments_argument_coloured(fixture, markers, arguments):
+    """Colour per character, not per token: a token carrying ``>`` and a newline is split at the marker's end."""
+    state = InspectorState(load_analyses(FIXTURES / "formats" / f"{fixture}.jsonl")[0])
+    spans = state.spans
+    text = spans.text
+    kinds = spans.char_kinds()
+    assert len(kinds) == len(text)
+    for marker in markers:
+        at = text.index(marker)
+        assert {k for k, _ in kinds[at: at + len(marker)]} == {CALL}, (marker, kinds[at: at + len(marker)])
+    for argument in arguments:
+        at = text.index(argument)
+        assert set(kinds[at: at + len(argument)]) == {(ARGUMENTS, 0)}, (argument, kinds[at: at + len(argument)])
+    assert kinds[text.index("Let")][0] == "content"
+
+
+def test_a_cancelled_run_shows_no_finish_reason_and_no_finish_glyph():
+    """A stopped stream sent no finish_reason: the table says so in words, the lanes draw no finish star."""
+    a = analyze_text('Hi <tool_call>\n{"name": "f", "arguments": {"a": 1', "hermes", cause="cancelled", size=3)
+    index = ChunkIndex(a)
+    finish_rows = [index.row(n) for n in range(len(index)) if a.chunks[n].kind == "finish"]
+    assert finish_rows and all("None" not in r.fragment for r in finish_rows)
+    assert finish_rows[-1].fragment == "no finish_reason (stream cancelled)"
+    state = InspectorState(a)
+    for lane in (WIRE, ATOMIC):
+        assert not len(state.lanes[lane].series.get("finish", ())), lane
+
+
+def test_times_use_one_format_and_the_hover_counts_in_the_analysis_unit():
+    """"0.0 ms" next to "1.104 s" in one column reads as a bug; the hover says "char 5" like the window."""
+    from engine.inspector.chunks import time_text
+
+    assert time_text(0.0) == "0.000 s" and time_text(41.667) == "0.042 s" and time_text(1104.0) == "1.104 s"
+    a = hermes_run()
+    state = InspectorState(a)
+    index = next(i for i in range(1, len(state.timebase)) if "chunk" in state.preview(i))
+    text = state.preview(index)
+    assert text.startswith(f"{a.unit} {state.timebase.step(index)} · ") and " ms" not in text
+    assert "chunk(s)" not in text and ("1 chunk:" in text or "chunks:" in text)
+
+
+def test_lane_titles_are_distinct_under_every_policy():
+    for policy in ("incremental", "atomic", "llama_server"):
+        lanes = InspectorState(hermes_run(policy=policy)).lanes
+        titles = [lanes[key].title for key in (TOKENS, PARSE, WIRE, ATOMIC, VIOLATIONS)]
+        assert len(set(titles)) == len(titles), (policy, titles)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -159,7 +160,9 @@ class RunValues:
 
 
 class RunDialog(QDialog):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    """The live run's settings; ``last`` (the values of the previous run this session) pre-fills every field."""
+
+    def __init__(self, parent: QWidget | None = None, last: RunValues | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Run a model live")
         self.resize(720, 640)
@@ -184,9 +187,19 @@ class RunDialog(QDialog):
         self.force.setEditable(True)
         self.force.addItems(["any", "off"])
         self.force.setToolTip("any: force some tool call (grammar); off: let the model choose; or a tool name")
+        from engine.decode.model import DEFAULT_N_CTX
+
         self.max_tokens = QSpinBox()
-        self.max_tokens.setRange(1, 8192)
+        # The run's context window (prompt included) bounds what it can generate: the range says so.
+        self.max_tokens.setRange(1, DEFAULT_N_CTX)
         self.max_tokens.setValue(256)
+        self.max_tokens.setToolTip(f"1 to {DEFAULT_N_CTX:,}: the run's context window is {DEFAULT_N_CTX:,} tokens, "
+                                   "prompt included; a run that fills it ends with finish cause 'length'")
+        max_row = QHBoxLayout()
+        max_row.addWidget(self.max_tokens)
+        self.max_tokens_range = QLabel(f"at most {DEFAULT_N_CTX:,} (the context window, prompt included)")
+        self.max_tokens_range.setObjectName("Caption")
+        max_row.addWidget(self.max_tokens_range, 1)
         self.seed = QSpinBox()
         self.seed.setRange(0, 2**31 - 1)
         self.seed.setValue(SamplerSettings().seed)  # the engine's (and the CLI's) default
@@ -196,7 +209,7 @@ class RunDialog(QDialog):
         form.addRow("policy", self.policy)
         form.addRow("prompt", self.prompt)
         form.addRow("force tool", self.force)
-        form.addRow("max tokens", self.max_tokens)
+        form.addRow("max tokens", max_row)
         form.addRow("seed", self.seed)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
@@ -211,6 +224,19 @@ class RunDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        if last is not None:
+            self._fill(last)
+
+    def _fill(self, v: RunValues) -> None:
+        self.model.setText(v.model_path or "")
+        self.format.setCurrentText(v.format_id)
+        self.policy.setCurrentText(v.policy)
+        self.prompt.setPlainText(v.prompt)
+        if v.tools_text != self.tools.text():
+            self.tools.editor.setPlainText(v.tools_text)
+        self.force.setCurrentText(v.force_tool)
+        self.max_tokens.setValue(v.max_tokens)
+        self.seed.setValue(v.seed)
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model", "", "GGUF models (*.gguf);;All files (*)")
@@ -248,6 +274,24 @@ class ShortcutsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         buttons.accepted.connect(self.accept)
         layout.addWidget(buttons)
+        self._fit_to_table()
+
+    def _fit_to_table(self) -> None:
+        """Tall enough for every row (no scrolling a list of a dozen shortcuts), within the screen."""
+        table = self.table
+        table.resizeRowsToContents()
+        table.resizeColumnsToContents()
+        table.horizontalHeader().setStretchLastSection(True)
+        rows = sum(table.rowHeight(i) for i in range(table.rowCount()))
+        height = rows + table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth() + 2
+        width = sum(table.columnWidth(i) for i in range(table.columnCount())) + 2 * table.frameWidth() + 40
+        table.setMinimumHeight(height)
+        table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        limit = screen.height() - 100 if screen is not None else height  # room for the Close button and margins
+        if height > limit:  # a very long list on a small screen scrolls after all
+            table.setMinimumHeight(max(200, limit))
+        self.resize(max(460, width), self.sizeHint().height())
 
 
 def describe_shortcuts(actions) -> list[tuple[str, str]]:

@@ -84,6 +84,10 @@ class SourceBar(QFrame):
         layout.addLayout(top)
         layout.addLayout(badges)
         self.run.hide()
+        # Arrow keys belong to the cursor: a combo that took focus by Tab or at launch would turn
+        # Up/Down into a silent re-analysis under another policy (or another run).
+        for combo in (self.run, self.policy):
+            combo.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         for badge in (self.finish, self.calls, self.violations, self.ttfd):
             badge.hide()
         self._setting = False

@@ -56,9 +56,17 @@ class TokenHighlighter(QSyntaxHighlighter):
                 break
             end = ends[position]
             if end > start:
-                lo = max(start, block_start) - block_start
-                hi = min(end, block_end) - block_start
-                self.setFormat(lo, hi - lo, self._format(spans.display[position], spans.call_index[position], position % 2))
+                shade = position % 2
+                pieces = spans.pieces(position)
+                if len(pieces) == 1:
+                    ranges = [(start, end, pieces[0][2], pieces[0][3])]
+                else:  # a marker shares the token with other text: colour each part as what it is
+                    ranges = [(spans.utf16_offset(a), spans.utf16_offset(b), kind, call) for a, b, kind, call in pieces]
+                for lo16, hi16, kind, call in ranges:
+                    lo = max(lo16, block_start) - block_start
+                    hi = min(hi16, block_end) - block_start
+                    if hi > lo:
+                        self.setFormat(lo, hi - lo, self._format(kind, call, shade))
             position += 1
 
 

@@ -72,18 +72,21 @@ def qcolor(hex_color: str, alpha: int = 255) -> QColor:
 
 #: Fallbacks for characters DejaVu lacks (CJK): scripts/system-deps.sh installs the first.
 CJK_FAMILIES = ("WenQuanYi Micro Hei Mono", "Noto Sans Mono CJK SC", "Noto Sans CJK SC")
+#: Emoji in generated text (models write them): scripts/system-deps.sh installs Noto Color Emoji when none is present.
+EMOJI_FAMILIES = ("Noto Color Emoji",)
+FALLBACK_FAMILIES = (*CJK_FAMILIES, *EMOJI_FAMILIES)
 
 
 #: The same family list for rich-text panes (CSS ``font-family``).
-MONO_CSS = ", ".join(f"'{f}'" for f in ("DejaVu Sans Mono", *CJK_FAMILIES)) + ", monospace"
+MONO_CSS = ", ".join(f"'{f}'" for f in ("DejaVu Sans Mono", *FALLBACK_FAMILIES)) + ", monospace"
 
 
 def mono_font(size: int = 10) -> QFont:
-    """A readable fixed-pitch font (DejaVu Sans Mono when present), falling back to a CJK font for CJK text."""
+    """A readable fixed-pitch font (DejaVu Sans Mono when present), falling back to CJK and emoji fonts."""
     font = QFont("DejaVu Sans Mono")
     if not QFontDatabase.hasFamily("DejaVu Sans Mono"):
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-    font.setFamilies([font.family(), *(f for f in CJK_FAMILIES if QFontDatabase.hasFamily(f))])
+    font.setFamilies([font.family(), *(f for f in FALLBACK_FAMILIES if QFontDatabase.hasFamily(f))])
     font.setStyleHint(QFont.StyleHint.Monospace)
     font.setPointSize(size)
     return font

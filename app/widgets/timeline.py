@@ -131,12 +131,28 @@ class TimelineView(QWidget):
         session.cursorChanged.connect(self.show_cursor)
         session.hoverChanged.connect(self.show_hover)
         session.grew.connect(self._grew)
+        self.empty_label = pg.TextItem("No source: open a recording, run a model, or capture a server",
+                                       color=theme.DIM, anchor=(0.5, 0.5))
+        item.addItem(self.empty_label, ignoreBounds=True)
+        self._show_empty(True)
+
+    def _show_empty(self, empty: bool) -> None:
+        """Without a source the lane axes (0-4, lane numbers) mean nothing: show a line of text instead."""
+        item = self.plot.getPlotItem()
+        for name in ("left", "bottom"):
+            item.showAxis(name, not empty)
+        self.empty_label.setVisible(empty)
+        if empty:
+            self.empty_label.setPos(0.5, 2.0)
+            item.setXRange(0, 1, padding=0)
+        self.cursor_line.setVisible(not empty)
 
     # ------------------------------------------------------------ building
 
     def rebuild(self) -> None:
         self._clear()
         state = self.session.state
+        self._show_empty(state is None)
         if state is None:
             return
         item = self.plot.getPlotItem()

@@ -60,6 +60,7 @@ class TtfdView(QWidget):
         super().__init__(parent)
         self.session = session
         self.curves: TtfdCurves | None = None
+        self.no_calls = False  # the shown run delivered no argument characters (the plot says so)
         self.points: list[TtfdPoint] = []
         #: (policy, point) of every finished run shown this session, oldest first (a dict: ordered, no duplicates).
         self.session_points: dict[tuple[str, TtfdPoint], None] = {}
@@ -157,6 +158,15 @@ class TtfdView(QWidget):
         item.addItem(self.cursor_line, ignoreBounds=True)
         self.show_cursor(state.cursor)
         item.enableAutoRange()
+        item.getViewBox().setLimits(yMin=0)  # characters delivered are never negative
+        self.no_calls = curves.policy.total == 0 and curves.atomic.total == 0
+        if self.no_calls:  # flat lines at 0 auto-range to ±30: give the axis a floor and say why it is empty
+            item.setYRange(0, 1, padding=0.05)
+            lo, hi = state.timebase.span
+            note = _label("no tool calls" if not state.analysis.calls else "no argument characters",
+                          theme.DIM, (0.5, 0.5))
+            note.setPos((lo + hi) / 2, 0.5)
+            item.addItem(note, ignoreBounds=True)
 
     def _annotate_gap(self, curves: TtfdCurves, state) -> None:
         """A bracket between the two first deltas, labelled with the gain (the point of the plot)."""

@@ -17,12 +17,19 @@ from engine.wire import ARGUMENTS, FINISH, HEADER, ROLE, WireChunk, chunk_json
 COLUMNS = ("step", "time", "index", "kind", "fragment")
 
 
-def fragment_text(chunk: WireChunk, limit: int = 200) -> str:
-    """One-line summary of a chunk's payload for the table."""
+def fragment_text(chunk: WireChunk, limit: int = 200, cause: str | None = None) -> str:
+    """One-line summary of a chunk's payload for the table.
+
+    A stream that ended without a finish_reason (stopped, failed) says so in words,
+    never as a Python ``None``; ``cause`` is the analysis' finish cause.
+    """
     if chunk.kind == ROLE:
         body = "role: assistant"
     elif chunk.kind == FINISH:
-        body = f"finish_reason: {chunk.finish_reason}"
+        if chunk.finish_reason is None:
+            body = f"no finish_reason (stream {cause})" if cause else "no finish_reason"
+        else:
+            body = f"finish_reason: {chunk.finish_reason}"
     elif chunk.kind == HEADER:
         body = f"{chunk.name} {chunk.call_id}  " + json.dumps(chunk.text, ensure_ascii=False)
     else:
@@ -31,9 +38,10 @@ def fragment_text(chunk: WireChunk, limit: int = 200) -> str:
 
 
 def time_text(ms: float | None) -> str:
+    """Seconds with millisecond precision, always: a column never mixes ``0.0 ms`` with ``1.104 s``."""
     if ms is None:
         return "–"
-    return f"{ms / 1000:.3f} s" if ms >= 1000 else f"{ms:.1f} ms"
+    return f"{ms / 1000:.3f} s"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +89,7 @@ class ChunkIndex:
             time_text(chunk.ms),
             "" if chunk.index is None else str(chunk.index),
             chunk.kind,
-            fragment_text(chunk),
+            fragment_text(chunk, cause=self.analysis.finish_cause),
         )
 
     def raw_json(self, number: int, indent: int | None = None) -> str:

@@ -109,7 +109,8 @@ class Lanes:
             TOKENS: Lane(TOKENS, "tokens" if analysis.unit == "token" else f"steps ({analysis.unit})"),
             PARSE: Lane(PARSE, "parse events"),
             WIRE: Lane(WIRE, f"wire · {policy}"),
-            ATOMIC: Lane(ATOMIC, "wire · atomic"),
+            # Under the atomic policy the wire lane is already "wire · atomic": the baseline says what it is.
+            ATOMIC: Lane(ATOMIC, "baseline · atomic" if policy == "atomic" else "wire · atomic"),
             VIOLATIONS: Lane(VIOLATIONS, "violations"),
         }
         self.calls: dict[int, CallSpan] = {}
@@ -136,6 +137,8 @@ class Lanes:
         self._events = len(self.analysis.parse_events)
         wire = self.lanes[WIRE]
         for chunk in self.analysis.chunks[self._chunks :]:
+            if not _sent(chunk):
+                continue
             wire.kind(chunk.kind).add(tb.x_of_step(chunk.step), chunk.step, "" if chunk.kind in _DENSE else _chunk_label(chunk))
         self._chunks = len(self.analysis.chunks)
         self._rebuild_finished_lanes()
@@ -145,7 +148,7 @@ class Lanes:
         tb = self.timebase
         atomic = Lane(ATOMIC, self.lanes[ATOMIC].title)
         for chunk in self.analysis.baseline_chunks:
-            if chunk.kind in ("header", "arguments", "finish"):
+            if chunk.kind in ("header", "arguments", "finish") and _sent(chunk):
                 atomic.kind(chunk.kind).add(tb.x_of_step(chunk.step), chunk.step, _chunk_label(chunk))
         self.lanes[ATOMIC] = atomic
         violations = Lane(VIOLATIONS, self.lanes[VIOLATIONS].title)
@@ -167,6 +170,11 @@ class Lanes:
             if span.args_first_x is None:
                 span.args_first_x = x
             span.args_last_x = x
+
+
+def _sent(chunk: WireChunk) -> bool:
+    """False for the finish record of a stream that ended without a finish_reason: no glyph for it."""
+    return chunk.kind != "finish" or chunk.finish_reason is not None
 
 
 def _clip(text: str, limit: int = 60) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.analysis import Analysis
-from engine.inspector.chunks import ChunkIndex
+from engine.inspector.chunks import ChunkIndex, time_text
 from engine.inspector.lanes import Lanes
 from engine.inspector.live import RUNNING
 from engine.inspector.parse_cursor import ParseCursor, StepDelta
@@ -170,9 +170,9 @@ class InspectorState:
         step = self.timebase.step(index)
         token = self.spans.span(index)
         text = self.spans.text[token.start : token.end]
-        head = f"step {step}"
+        head = f"{self.analysis.unit} {step}"  # the unit the window's readouts use ("byte 44", "token 44")
         if self.timebase.timed:
-            head += f" · {self.timebase.x(index):.1f} ms"
+            head += f" · {time_text(self.timebase.x(index))}"
         parts = [head]
         if text:
             parts.append(f"token {text!r} ({token.kind})")
@@ -187,5 +187,5 @@ class InspectorState:
         hi = self.chunk_index.count_until(step)
         if hi > lo:
             kinds = [self.analysis.chunks[i].kind for i in range(lo, hi)]
-            parts.append(f"{hi - lo} chunk(s): " + ", ".join(kinds))
+            parts.append(f"{hi - lo} chunk{'s' if hi - lo != 1 else ''}: " + ", ".join(kinds))
         return " · ".join(parts)

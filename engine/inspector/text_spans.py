@@ -14,13 +14,21 @@ without knowing the wire format:
 
 For display, a run of ``held`` tokens right before a token that opens a call,
 or right after a call's tokens, is tool-call markup (``<tool_call>``,
-``"}}``, ``</tool_call>``) and is shown as ``call`` (:attr:`TextSpans.display`).
+``"}}``, ``</tool_call>``) and is shown as ``call`` (:attr:`TextSpans.display`);
+a ``held`` run between two argument tokens of one call (JSON whitespace the
+parser held) is shown as that call's arguments.
+
+A token's events say what it produced, not which of its characters did: one
+token can close a marker and start a value (``>\n``). So the pane colours per
+character (:meth:`TextSpans.pieces`): text matching a known marker of any
+format (:data:`MARKUP`) is ``call`` whatever token carried it.
 """
 
 from __future__ import annotations
 
 import bisect
 import codecs
+import re
 from dataclasses import dataclass
 
 from engine.analysis import Analysis
@@ -43,6 +51,15 @@ REASONING_KIND = "reasoning"
 HELD = "held"
 SPAN_KINDS = (ARGUMENTS, CALL, CONTENT_KIND, REASONING_KIND, HELD)
 
+#: Tool-call and channel markers of the supported formats (hermes/qwen3 tags, qwen3_coder's
+#: ``<function=NAME>``/``<parameter=NAME>``, gpt-oss ``<|...|>``, DeepSeek ``<｜...｜>``, Mistral ``[TOOL_CALLS]``).
+MARKUP = re.compile(
+    r"</?(?:tool_call|function|parameter|think)(?:=[^<>\n]*)?>"
+    r"|<\|[a-z_]+\|>"
+    r"|<｜[^｜<>\n]*｜>"
+    r"|\[(?:TOOL_CALLS|ARGS|CALL_ID)\]"
+)
+
 
 def utf16_len(text: str) -> int:
     """Length of ``text`` in UTF-16 code units: what Qt counts as a text position.
@@ -62,6 +79,14 @@ class TokenSpan:
     end: int
     kind: str
     call_index: int | None = None
+
+
+def opens_call(events: list) -> int | None:
+    """The index of the call ``events`` open (the text before it is that call's opening marker), or None."""
+    for event in events:
+        if isinstance(event, CallOpened):
+            return event.index
+    return None
 
 
 def classify(events: list) -> tuple[str, int | None]:
@@ -117,8 +142,9 @@ class TextSpans:
             if position < len(positions) and positions[position] == record.step:
                 self.ends.append(self.ends[-1] + len(piece))
                 self.ends16.append(self.ends16[-1] + utf16_len(piece))
-                kind, index = classify(self._events_by_step.get(record.step, []))
-                self._append_kind(kind, index)
+                events_here = self._events_by_step.get(record.step, [])
+                kind, index = classify(events_here)
+                self._append_kind(kind, index, opens_call(events_here))
             else:  # a step that is not a position (duplicate number): fold into the last token
                 self.ends[-1] += len(piece)
                 self.ends16[-1] += utf16_len(piece)
@@ -128,21 +154,66 @@ class TextSpans:
             self._pieces.append(text)
         return text
 
-    def _append_kind(self, kind: str, index: int | None) -> None:
+    def _append_kind(self, kind: str, index: int | None, opened: int | None = None) -> None:
         previous = self.display[-1]
         display = kind
         if kind == HELD and previous in (CALL, ARGUMENTS) and len(self.display) > 1:
             display = CALL  # closing markup after a call's text
             index = self.call_index[-1]
-        elif kind == CALL:
+        elif kind == CALL or opened is not None:
             back = len(self.display) - 1
             while back > 0 and self.kinds[back] == HELD and self.display[back] == HELD:
                 self.display[back] = CALL  # the opening marker the parser held back
-                self.call_index[back] = index
+                self.call_index[back] = index if opened is None else opened
                 back -= 1
+        if kind == ARGUMENTS:
+            back = len(self.display) - 1
+            while back > 0 and self.kinds[back] == HELD and self.call_index[back] == index:
+                back -= 1
+            if back < len(self.display) - 1 and self.kinds[back] == ARGUMENTS and self.call_index[back] == index:
+                for held in range(back + 1, len(self.display)):
+                    self.display[held] = ARGUMENTS  # whitespace the parser held inside the arguments
         self.kinds.append(kind)
         self.display.append(display)
         self.call_index.append(index)
+
+    def markup(self) -> list[tuple[int, int]]:
+        """Character ranges ``[start, end)`` of every marker in the text (computed once per text length)."""
+        text = self.text
+        if getattr(self, "_markup_for", -1) != len(text):
+            self._markup = [m.span() for m in MARKUP.finditer(text)]
+            self._markup_starts = [start for start, _ in self._markup]
+            self._markup_for = len(text)
+        return self._markup
+
+    def pieces(self, position: int) -> list[tuple[int, int, str, int | None]]:
+        """The token at ``position`` as ``(start, end, kind, call index)`` character ranges: markers split out."""
+        span = self.span(position)
+        if span.end <= span.start:
+            return []
+        markup = self.markup()
+        i = max(0, bisect.bisect_right(self._markup_starts, span.start) - 1)
+        out: list[tuple[int, int, str, int | None]] = []
+        at = span.start
+        while i < len(markup) and markup[i][0] < span.end:
+            lo, hi = max(markup[i][0], span.start), min(markup[i][1], span.end)
+            if hi > lo:
+                if lo > at:
+                    out.append((at, lo, span.kind, span.call_index))
+                out.append((lo, hi, CALL, span.call_index))
+                at = hi
+            i += 1
+        if at < span.end:
+            out.append((at, span.end, span.kind, span.call_index))
+        return out
+
+    def char_kinds(self) -> list[tuple[str, int | None]]:
+        """The displayed ``(kind, call index)`` of every character (tests, exports); argument kinds keep their call."""
+        kinds: list[tuple[str, int | None]] = []
+        for position in range(1, len(self.ends)):
+            for start, end, kind, call in self.pieces(position):
+                kinds.extend([(kind, call if kind == ARGUMENTS else None)] * (end - start))
+        return kinds
 
     def finish_text(self) -> str:
         """Flush an incomplete UTF-8 tail at the end of a finished stream (shown as U+FFFD)."""
