@@ -32,18 +32,16 @@ from PySide6.QtCore import QEventLoop, QObject, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
-    QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QVBoxLayout,
     QWidget,
 )
 
 from app.models.session import InspectorSession
 from app.widgets import theme
+from app.widgets.dialogs import lay_out_source_dialog
 from app.widgets.frame_throttle import FrameThrottle
 from engine.analysis import Analysis
 from engine.capture.client import CaptureResult, Line, StreamCapture
@@ -122,19 +120,7 @@ class CaptureDialog(QDialog):
         form.addRow("API key variable", self.key)
         form.addRow("TLS", self.insecure)
         form.addRow("read timeout", self.timeout)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        caption = QLabel('request body (JSON; "stream": true is forced)')
-        caption.setObjectName("Caption")
-        layout.addWidget(caption)
-        layout.addWidget(self.body, 1)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        start = buttons.button(QDialogButtonBox.StandardButton.Ok)
-        start.setText("Capture")
-        start.setObjectName("Primary")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        lay_out_source_dialog(self, form, 'request body (JSON; "stream": true is forced)', self.body, "Capture")
 
     def values(self) -> CaptureValues:
         return CaptureValues(

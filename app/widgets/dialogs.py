@@ -51,6 +51,27 @@ def tool_presets() -> dict[str, str]:
     return presets
 
 
+
+def lay_out_source_dialog(
+    dialog: QDialog, form: QFormLayout, caption: str, editor: QWidget, ok_text: str, head: QWidget | None = None
+) -> None:
+    """The shape every source dialog shares: [a main editor], the form, a captioned editor, OK/Cancel."""
+    layout = QVBoxLayout(dialog)
+    if head is not None:
+        layout.addWidget(head, 3)
+    layout.addLayout(form)
+    label = QLabel(caption)
+    label.setObjectName("Caption")
+    layout.addWidget(label)
+    layout.addWidget(editor, 1)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+    ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
+    ok.setText(ok_text)
+    ok.setObjectName("Primary")
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    layout.addWidget(buttons)
+
 class ToolsEditor(QWidget):
     """A JSON editor for the request's tools with a preset picker."""
 
@@ -120,18 +141,9 @@ class PasteDialog(QDialog):
         form.addRow("", self.thinking)
         self.format.currentTextChanged.connect(self._format_changed)
         self._format_changed(self.format.currentText())
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.text, 3)
-        layout.addLayout(form)
-        caption = QLabel("tools (optional: gives parameter types to qwen3_coder)")
-        caption.setObjectName("Caption")
-        layout.addWidget(caption)
-        layout.addWidget(self.tools, 1)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Replay")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        lay_out_source_dialog(
+            self, form, "tools (optional: gives parameter types to qwen3_coder)", self.tools, "Replay", head=self.text
+        )
 
     def _format_changed(self, format_id: str) -> None:
         """A format without reasoning has nothing to start inside: the box is greyed (its tick is kept)."""
@@ -211,19 +223,7 @@ class RunDialog(QDialog):
         form.addRow("force tool", self.force)
         form.addRow("max tokens", max_row)
         form.addRow("seed", self.seed)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        caption = QLabel("tools")
-        caption.setObjectName("Caption")
-        layout.addWidget(caption)
-        layout.addWidget(self.tools, 1)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        run = buttons.button(QDialogButtonBox.StandardButton.Ok)
-        run.setText("Run")
-        run.setObjectName("Primary")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        lay_out_source_dialog(self, form, "tools", self.tools, "Run")
         if last is not None:
             self._fill(last)
 
