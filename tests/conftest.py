@@ -3,6 +3,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Every QSettings a test (or a `callscope gui` subprocess) opens lives in a throw-away directory:
 # a test run must never touch the user's ~/.config/callscope (recent files pointing into /tmp).
@@ -11,3 +13,21 @@ os.environ["XDG_CONFIG_HOME"] = _SETTINGS_HOME
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+
+@pytest.fixture(autouse=True)
+def _close_stray_windows():
+    """A window or dialog one GUI test leaves open must not sit over the next test's window
+    (it would swallow that test's mouse events). Non-GUI tests never import Qt for this."""
+    yield
+    if "PySide6.QtWidgets" not in sys.modules:
+        return
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        return
+    for widget in app.topLevelWidgets():
+        if widget.isVisible():
+            widget.close()
+    app.processEvents()

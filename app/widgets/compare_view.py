@@ -155,7 +155,7 @@ class CompareView(QWidget):
         self._steps = [r.step for r in self.comparison.rows]
         c = self.comparison
         self.summary.setText(
-            f'<span style="color:{theme.WARN}">{c.differing} of {len(c.rows)} emitting {left.unit}s differ</span><br>'
+            f'<span style="color:{theme.WARN}">the two sides differ at {c.differing} of the {len(c.rows)} {left.unit}s where either emits</span><br>'
             f'<span style="color:{theme.POLICY_COLOR}">◀ {html.escape(c.side_summary("left"))}</span><br>'
             f'<span style="color:{theme.ATOMIC_COLOR}">▶ {html.escape(c.side_summary("right"))}</span>'
         )

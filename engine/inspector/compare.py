@@ -15,6 +15,7 @@ from engine.inspector.reconcile import finish_badge
 from engine.inspector.sources import carries_text
 from engine.inspector.ttfd import argument_chars, ttfd_label
 from engine.policies import POLICY_IDS
+from engine.report import plural
 from engine.wire import WireChunk
 
 
@@ -126,7 +127,7 @@ class Comparison:
         return (
             f"{self.title(side)}: {len(analysis.chunks)} chunks, "
             f"{finish_badge(analysis.finish_reason, analysis.finish_cause, analysis.violations)}, "
-            f"{len(analysis.violations)} violation(s); {ttfd_label(analysis)}"
+            f"{plural(len(analysis.violations), 'violation')}; {ttfd_label(analysis)}"
         )
 
 
