@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 
 def os_error_reason(exc: OSError) -> str:
@@ -32,3 +34,16 @@ def read_utf8(path: str | os.PathLike[str], error: type[Exception], what: str = 
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"{path}: not UTF-8 text (byte {exc.start}); expected {what}") from None
+
+
+def parse_json(text: str, origin: str, error: type[Exception]) -> Any:
+    """``text`` as JSON, or ``error("<origin>: not JSON (line L, column C: why)")``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{origin}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+
+
+def read_json(path: str | os.PathLike[str], error: type[Exception], what: str = "a JSON file") -> Any:
+    """A user-named JSON file, any failure as one ``error`` line naming the path."""
+    return parse_json(read_utf8(path, error, what), str(path), error)

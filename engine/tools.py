@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from engine.files import parse_json, read_utf8
 
 
 class ToolsError(ValueError):
@@ -52,10 +53,7 @@ def validate_tools(doc: Any) -> list[dict[str, Any]]:
 
 
 def parse_tools(text: str, origin: str = "tools") -> list[dict[str, Any]]:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ToolsError(f"{origin}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    doc = parse_json(text, origin, ToolsError)
     try:
         return validate_tools(doc)
     except ToolsError as exc:
@@ -63,11 +61,7 @@ def parse_tools(text: str, origin: str = "tools") -> list[dict[str, Any]]:
 
 
 def load_tools(path: str | Path) -> list[dict[str, Any]]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ToolsError(f"cannot read tools file {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    return parse_tools(text, str(path))
+    return parse_tools(read_utf8(path, ToolsError, "a JSON tools file"), str(path))
 
 
 def tool_names(tools: list[dict[str, Any]]) -> list[str]:

@@ -31,3 +31,36 @@ def _close_stray_windows():
         if widget.isVisible():
             widget.close()
     app.processEvents()
+
+
+# -------------------------------------------- capture fixtures (Qt and the server imported only when used)
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A canned SSE server on 127.0.0.1 (tests/sse_server.py), one per test module."""
+    from tests.sse_server import CannedServer
+
+    srv = CannedServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def qloop(qapp):
+    """The app's asyncio loop is Qt's own (qasync), as `callscope gui` runs it; pytest-qt drives Qt.
+
+    qasync's stop() would also call QApplication.exit(), which breaks every later nested event loop
+    (pytest-qt's waits); retire_qasync_loop stops, unregisters and closes it and kills its Qt timers.
+    """
+    import asyncio
+
+    import qasync
+
+    from tests.gui_helpers import retire_qasync_loop
+
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    yield loop
+    assert loop.is_running()
+    retire_qasync_loop(loop)

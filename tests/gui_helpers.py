@@ -61,3 +61,4 @@ def retire_qasync_loop(loop) -> None:
     asyncio.set_event_loop(None)
     loop.close()
     _RETIRED_LOOPS.append(loop)
+

@@ -6,11 +6,9 @@ async client, and the canned SSE server on 127.0.0.1.
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
-import qasync
 
 from app.capture_panel import (
     DEFAULT_BODY,
@@ -24,30 +22,12 @@ from engine.capture import CaptureRequest, endpoint_url
 from engine.capture.request import RequestError
 from engine.inspector.live import RUNNING
 from engine.replay import load_analyses
-from tests.gui_helpers import retire_qasync_loop
-from tests.sse_server import DONE, FINISH_TOOLS, ROLE, RULE_STREAMS, CannedServer, Scenario, chunk, tool
+from tests.sse_server import DONE, FINISH_TOOLS, ROLE, RULE_STREAMS, Scenario, chunk, tool
 
 pytestmark = pytest.mark.gui
 BODY = {"messages": [{"role": "user", "content": "weather?"}], "stream": True}
 
 
-@pytest.fixture(scope="module")
-def server():
-    srv = CannedServer().start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def qloop(qapp):
-    """The app's asyncio loop is Qt's own (qasync), already running under pytest-qt's event loop."""
-    loop = qasync.QEventLoop(qapp, already_running=True)
-    asyncio.set_event_loop(loop)
-    yield loop
-    # qasync's stop() would also call QApplication.exit(), which breaks every later nested event loop
-    # (pytest-qt's waits); the helper stops, unregisters and closes it, and kills its pending Qt timers.
-    assert loop.is_running()
-    retire_qasync_loop(loop)
 
 
 @pytest.fixture

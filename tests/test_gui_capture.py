@@ -7,37 +7,21 @@ Waits are on signals and conditions, never sleeps.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 
 import pytest
-import qasync
 from PySide6.QtCore import QTimer
 
 from engine.inspector.live import RUNNING
 from engine.replay import load_analyses
-from tests.gui_helpers import PARALLEL, REGRESS, make_window, retire_qasync_loop
-from tests.sse_server import DONE, FINISH_TOOLS, RULE_STREAMS, CannedServer, Scenario, clean_call
+from tests.gui_helpers import PARALLEL, REGRESS, make_window
+from tests.sse_server import DONE, FINISH_TOOLS, RULE_STREAMS, Scenario, clean_call
 
 pytestmark = pytest.mark.gui
 BODY = {"messages": [{"role": "user", "content": "weather?"}], "stream": True}
 
 
-@pytest.fixture(scope="module")
-def server():
-    srv = CannedServer().start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def qloop(qapp):
-    """The app's asyncio loop is Qt's own (qasync), as `callscope gui` runs it; pytest-qt drives Qt."""
-    loop = qasync.QEventLoop(qapp, already_running=True)
-    asyncio.set_event_loop(loop)
-    yield loop
-    retire_qasync_loop(loop)
 
 
 @pytest.fixture

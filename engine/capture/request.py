@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from engine.files import read_json
 from engine.tools import ToolsError, load_tools, validate_tools
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -125,15 +125,7 @@ def _check_tool_choice(body: dict[str, Any]) -> None:
 
 
 def _read_json(path: str, what: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise RequestError(f"cannot read {what} {path}: {reason}") from None
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise RequestError(f"{what} {path} is not valid JSON: {exc}") from None
+    return read_json(path, RequestError, f"a JSON {what}")
 
 
 def _request_object(doc: Any, what: str) -> dict[str, Any]:

@@ -7,11 +7,11 @@ whole chat-completion request body (its ``tools`` are then used when no
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from engine.decode.errors import MessagesError
+from engine.files import parse_json, read_utf8
 from engine.tools import ToolsError, validate_tools
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "ipython")
@@ -81,10 +81,7 @@ def _check_message(message: Any, here: str) -> None:
 
 
 def parse_messages(text: str, origin: str = "messages") -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MessagesError(f"{origin}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    doc = parse_json(text, origin, MessagesError)
     try:
         return validate_messages(doc)
     except MessagesError as exc:
@@ -92,8 +89,4 @@ def parse_messages(text: str, origin: str = "messages") -> tuple[list[dict[str, 
 
 
 def load_messages(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MessagesError(f"cannot read messages file {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    return parse_messages(text, str(path))
+    return parse_messages(read_utf8(path, MessagesError, "a JSON messages file"), str(path))
