@@ -26,14 +26,13 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-ROOT = Path(__file__).resolve().parents[1]
 STEPS = 20_000
 
 
 def make_trace(path: Path, steps: int = STEPS, rate: float = 50.0) -> None:
     """A hermes generation: a little content, then one long write_file call, split into ``steps`` tokens."""
-    from engine.samples import big_arguments, render
-    from engine.trace import TraceHeader, TraceWriter
+    from callscope.engine.samples import big_arguments, render
+    from callscope.engine.trace import TraceHeader, TraceWriter
 
     text = render("hermes", [("write_file", big_arguments(steps * 4))], content="I'll write the handler now.").encode()
     size = len(text) // steps
@@ -85,13 +84,13 @@ class StallMeter:
 
 def measure_shown(trace: Path, runs: int = 3) -> float:
     """Median ms from spawning ``python -m app gui TRACE`` to the window being shown."""
-    from app.gui_main import SHOWN_ENV
+    from callscope.gui_main import SHOWN_ENV
 
     times = []
     env = {**os.environ, SHOWN_ENV: "1", "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
     for _ in range(runs):
         began = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "app", "gui", str(trace)], cwd=ROOT, env=env,
+        proc = subprocess.Popen([sys.executable, "-m", "callscope", "gui", str(trace)], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -106,9 +105,9 @@ def _live_replay(app, window, trace_path: Path) -> dict[str, Any]:
     """Push every step through the worker-signal path as fast as a thread can emit them."""
     from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-    from app.workers.run_worker import RunPlan
-    from engine.analysis import SourceInfo
-    from engine.trace import read_trace
+    from callscope.engine.analysis import SourceInfo
+    from callscope.engine.trace import read_trace
+    from callscope.workers.run_worker import RunPlan
 
     trace = read_trace(trace_path)
 
@@ -198,22 +197,22 @@ def run(as_json: bool = False, steps: int = STEPS) -> dict[str, Any]:
     """Run the GUI benchmark; prints a summary (or JSON) and returns the numbers."""
     from PySide6.QtCore import QSettings
 
-    from app.gui_main import make_app
+    from callscope.gui_main import make_app
 
     with tempfile.TemporaryDirectory(prefix="callscope-bench-gui-") as tmp:
         trace = Path(tmp) / f"bench_{steps}.jsonl"
         make_trace(trace, steps)
         shown_ms = measure_shown(trace)
         app = make_app()
-        from app.main_window import MainWindow
-        from app.widgets.errors import ErrorPresenter
+        from callscope.main_window import MainWindow
+        from callscope.widgets.errors import ErrorPresenter
 
         ErrorPresenter.show_error = lambda self, title, message: print(f"error: {title}: {message}", file=sys.stderr)  # type: ignore[method-assign]
         window = MainWindow(QSettings(str(Path(tmp) / "settings.ini"), QSettings.Format.IniFormat))
         window.resize(1400, 900)
         window.show()
         app.processEvents()
-        from app.gui_main import freeze_startup_heap
+        from callscope.gui_main import freeze_startup_heap
 
         freeze_startup_heap()  # as `callscope gui` does after building its window
         live = _live_replay(app, window, trace)

@@ -39,15 +39,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.models.session import InspectorSession
-from app.widgets import theme
-from app.widgets.dialogs import lay_out_source_dialog
-from app.widgets.frame_throttle import FrameThrottle
-from engine.analysis import Analysis
-from engine.capture.client import CaptureResult, Line, StreamCapture
-from engine.capture.conformance import CaptureAnalyzer
-from engine.capture.recording import CaptureRecorder, analyze_capture_result
-from engine.capture.request import (
+from callscope.engine.analysis import Analysis
+from callscope.engine.capture.client import CaptureResult, Line, StreamCapture
+from callscope.engine.capture.conformance import CaptureAnalyzer
+from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_result
+from callscope.engine.capture.request import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_READ_TIMEOUT,
@@ -55,7 +51,11 @@ from engine.capture.request import (
     endpoint_url,
     parse_body,
 )
-from engine.inspector.sources import AnalysisSource
+from callscope.engine.inspector.sources import AnalysisSource
+from callscope.models.session import InspectorSession
+from callscope.widgets import theme
+from callscope.widgets.dialogs import lay_out_source_dialog
+from callscope.widgets.frame_throttle import FrameThrottle
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 DEFAULT_BODY = {

@@ -11,8 +11,8 @@ import importlib
 import sys
 from typing import NoReturn
 
-from app.commands.common import CliError
-from engine import __version__
+from callscope.commands.common import CliError
+from callscope.engine import __version__
 
 #: Sub-command modules, in the order `--help` lists them.
 COMMAND_MODULES = ("replay_text", "replay", "run", "prompt", "capture", "bench", "gui")
@@ -34,9 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:
-            module = importlib.import_module(f"app.commands.{name}")
+            module = importlib.import_module(f"callscope.commands.{name}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"app.commands.{name}":
+            if exc.name != f"callscope.commands.{name}":
                 raise
             continue
         module.register(sub)

@@ -23,11 +23,11 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
-from app.widgets import theme
+from callscope.engine.shipped import fixtures_dir, resource
+from callscope.widgets import theme
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_FIXTURE = ROOT / "fixtures" / "headline_701_tokens.jsonl"
-DEFAULT_TOOLS = ROOT / "resources" / "tools" / "default.json"
+DEFAULT_FIXTURE = fixtures_dir() / "headline_701_tokens.jsonl"
+DEFAULT_TOOLS = resource("tools", "default.json")
 SCREENSHOT_SIZE = (1400, 900)
 #: Set by `callscope bench gui`: print "shown <ms>" once the window is on screen, then quit.
 SHOWN_ENV = "CALLSCOPE_QUIT_WHEN_SHOWN"
@@ -91,7 +91,7 @@ def live_runs_available() -> bool:
     if importlib.util.find_spec("llama_cpp") is None:
         return False
     try:
-        from engine.decode.model import default_model_path
+        from callscope.engine.decode.model import default_model_path
 
         default_model_path()
     except Exception:  # noqa: BLE001 - any failure means "fall back to a fixture"
@@ -102,18 +102,18 @@ def live_runs_available() -> bool:
 def default_fixture() -> str | None:
     if DEFAULT_FIXTURE.is_file():
         return str(DEFAULT_FIXTURE)
-    from engine.inspector.sources import default_fixture as first_fixture
+    from callscope.engine.inspector.sources import default_fixture as first_fixture
 
-    return first_fixture(ROOT)
+    return first_fixture()
 
 
 def start_default_run(window) -> bool:
     """The embedded default: a live run of the packaged model with the sample tools."""
-    from app.widgets.dialogs import RunValues
-    from engine.decode.messages import DEFAULT_PROMPT
+    from callscope.engine.decode.messages import DEFAULT_PROMPT
+    from callscope.widgets.dialogs import RunValues
 
     tools_text = DEFAULT_TOOLS.read_text(encoding="utf-8") if DEFAULT_TOOLS.is_file() else ""
-    from engine.decode.loop import SamplerSettings
+    from callscope.engine.decode.loop import SamplerSettings
 
     return window.start_run(RunValues(None, "auto", "incremental", DEFAULT_PROMPT, tools_text, "any", 256,
                                       SamplerSettings().seed))
@@ -130,7 +130,7 @@ def launch(
 ) -> int:
     started = time.perf_counter()
     app = make_app()
-    from app.main_window import MainWindow
+    from callscope.main_window import MainWindow
 
     scratch = tempfile.TemporaryDirectory(prefix="callscope-shot-") if screenshot else None
     # A screenshot is a batch job: it must not push its file into the user's recent list.

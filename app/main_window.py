@@ -30,21 +30,28 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.models.session import InspectorSession
-from app.widgets.chunks_view import ChunksView
-from app.widgets.compare_view import CompareView
-from app.widgets.dialogs import PasteDialog, RunDialog, RunValues, ShortcutsDialog, choose_folder, describe_shortcuts
-from app.widgets.errors import ErrorPresenter, gui_wording
-from app.widgets.exports import ExportError, save_png, save_trace, write_report, write_sse
-from app.widgets.pane import Pane
-from app.widgets.parse_view import ParseView
-from app.widgets.playback_bar import PlaybackBar, PlaybackDriver
-from app.widgets.reconcile_view import ReconcileView
-from app.widgets.source_bar import SourceBar, SourceButtons
-from app.widgets.text_view import GeneratedTextView
-from app.widgets.timeline import TimelineView
-from app.widgets.ttfd_view import TtfdView
-from engine.inspector.sources import FileSource, Source, SourceError, TextSource, parse_tools_text
+from callscope.engine.inspector.sources import FileSource, Source, SourceError, TextSource, parse_tools_text
+from callscope.models.session import InspectorSession
+from callscope.widgets.chunks_view import ChunksView
+from callscope.widgets.compare_view import CompareView
+from callscope.widgets.dialogs import (
+    PasteDialog,
+    RunDialog,
+    RunValues,
+    ShortcutsDialog,
+    choose_folder,
+    describe_shortcuts,
+)
+from callscope.widgets.errors import ErrorPresenter, gui_wording
+from callscope.widgets.exports import ExportError, save_png, save_trace, write_report, write_sse
+from callscope.widgets.pane import Pane
+from callscope.widgets.parse_view import ParseView
+from callscope.widgets.playback_bar import PlaybackBar, PlaybackDriver
+from callscope.widgets.reconcile_view import ReconcileView
+from callscope.widgets.source_bar import SourceBar, SourceButtons
+from callscope.widgets.text_view import GeneratedTextView
+from callscope.widgets.timeline import TimelineView
+from callscope.widgets.ttfd_view import TtfdView
 
 MAX_RECENT = 10
 #: Width of the generated-text pane while the source has no text (a byte-prefix fixture carries parses).
@@ -322,7 +329,7 @@ class MainWindow(QMainWindow):
     @property
     def runs(self):
         if self._runs is None:
-            from app.workers.run_controller import RunController
+            from callscope.workers.run_controller import RunController
 
             self._runs = RunController(self.session, self)
             self._runs.started.connect(self._run_started)
@@ -343,7 +350,7 @@ class MainWindow(QMainWindow):
         return RunDialog(self, getattr(self, "_run_values", None))
 
     def start_run(self, values: RunValues) -> bool:
-        from app.workers.run_worker import RunRequest
+        from callscope.workers.run_worker import RunRequest
 
         try:
             tools = parse_tools_text(values.tools_text)
@@ -397,7 +404,7 @@ class MainWindow(QMainWindow):
     @property
     def captures(self):
         if self._captures is None:
-            from app.capture_panel import CaptureController
+            from callscope.capture_panel import CaptureController
 
             self._captures = CaptureController(self.session, self)
             self._captures.started.connect(self._capture_started)
@@ -407,7 +414,7 @@ class MainWindow(QMainWindow):
         return self._captures
 
     def capture_dialog(self) -> None:
-        from app.capture_panel import CaptureDialog
+        from callscope.capture_panel import CaptureDialog
 
         dialog = CaptureDialog(self, self._capture_values)
         if dialog.exec():
@@ -416,8 +423,8 @@ class MainWindow(QMainWindow):
 
     def start_capture(self, values) -> bool:
         """Validate the dialog's values and start capturing; the panes switch to the live stream at once."""
-        from app.capture_panel import request_from_values
-        from engine.capture.request import RequestError
+        from callscope.capture_panel import request_from_values
+        from callscope.engine.capture.request import RequestError
 
         try:
             request = request_from_values(values)

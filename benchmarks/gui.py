@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.bench_gui import STEPS, run
+from callscope.bench_gui import STEPS, run
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)

@@ -1,6 +1,6 @@
 """Same as `callscope bench parse` (kept as a script for running outside the CLI)."""
 
-from engine import bench_parse
+from callscope.engine import bench_parse
 
 if __name__ == "__main__":
     bench_parse.run()

@@ -16,8 +16,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.formats.base import FormatParser
-from engine.parse_model import (
+from callscope.engine.formats.base import FormatParser
+from callscope.engine.parse_model import (
     CallNamed,
     CallRevised,
     Parse,
@@ -26,10 +26,10 @@ from engine.parse_model import (
     ParseFailed,
     diff_parses,
 )
-from engine.policies import make_policy
-from engine.policies.atomic import AtomicPolicy
-from engine.policies.base import StreamingPolicy
-from engine.wire import StreamIdentity, Violation, WireChunk
+from callscope.engine.policies import make_policy
+from callscope.engine.policies.atomic import AtomicPolicy
+from callscope.engine.policies.base import StreamingPolicy
+from callscope.engine.wire import StreamIdentity, Violation, WireChunk
 
 #: What ends a generation (trace end records use the same words).
 FINISH_CAUSES = ("stop", "length", "cancelled", "error")

@@ -15,9 +15,9 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from engine.formats import FORMAT_IDS, make_parser
-from engine.policies import make_policy
-from engine.samples import big_arguments, render
+from callscope.engine.formats import FORMAT_IDS, make_parser
+from callscope.engine.policies import make_policy
+from callscope.engine.samples import big_arguments, render
 
 TOOLS = [
     {

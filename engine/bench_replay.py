@@ -64,7 +64,7 @@ def filler(length: int) -> str:
 
 def generation(steps: int, piece: int = 4, format_id: str = "hermes") -> bytes:
     """A generation of exactly ``steps * piece`` bytes: one write_file call with a long ``content``."""
-    from engine.samples import render
+    from callscope.engine.samples import render
 
     def text(content: str) -> str:
         return render(format_id, [("write_file", {"path": "/tmp/big.txt", "content": content})])
@@ -82,7 +82,7 @@ def generate_trace(
     path: str | os.PathLike[str], steps: int, piece: int = 4, format_id: str = "hermes", rate: float = 24.0
 ) -> int:
     """Write the benchmark trace (``piece`` bytes per step at ``rate`` steps/s); returns its size in bytes."""
-    from engine.trace import TraceHeader, TraceWriter
+    from callscope.engine.trace import TraceHeader, TraceWriter
 
     data = generation(steps, piece, format_id)
     header = TraceHeader(
@@ -119,9 +119,9 @@ def _peak_rss_mb() -> float:
 
 def measure(path: str, policy: str, format_id: str | None) -> dict[str, Any]:
     """Load + analyse ``path`` in this process; the caller runs this in a fresh interpreter."""
-    from engine.replay import default_name  # imports before the baseline RSS reading
-    from engine.trace import read_trace
-    from engine.trace_io import analyze_trace
+    from callscope.engine.replay import default_name  # imports before the baseline RSS reading
+    from callscope.engine.trace import read_trace
+    from callscope.engine.trace_io import analyze_trace
 
     baseline = _rss_mb()
     t0 = time.perf_counter()
@@ -146,7 +146,7 @@ def measure(path: str, policy: str, format_id: str | None) -> dict[str, Any]:
 
 def measure_in_subprocess(path: str, policy: str, format_id: str | None) -> dict[str, Any]:
     root = Path(__file__).resolve().parent.parent
-    cmd = [sys.executable, "-m", "engine.bench_replay", "--child", path, "--policy", policy]
+    cmd = [sys.executable, "-m", "callscope.engine.bench_replay", "--child", path, "--policy", policy]
     if format_id:
         cmd += ["--format", format_id]
     out = subprocess.run(cmd, cwd=root, capture_output=True, text=True)

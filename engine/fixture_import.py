@@ -35,11 +35,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.analysis import Analysis, Analyzer, SourceInfo
-from engine.files import read_utf8
-from engine.parse_model import Parse, ParsedCall, ParseFailed
-from engine.trace import TraceError
-from engine.wire import Violation
+from callscope.engine.analysis import Analysis, Analyzer, SourceInfo
+from callscope.engine.files import read_utf8
+from callscope.engine.parse_model import Parse, ParsedCall, ParseFailed
+from callscope.engine.trace import TraceError
+from callscope.engine.wire import Violation
 
 FINAL = "final"
 THROW = "THROW"

@@ -11,11 +11,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.analysis import Analysis
-from engine.files import read_bytes
-from engine.fixture_import import Fixture, FixtureError, analyze_fixture, looks_like_fixture, parse_fixtures
-from engine.trace import TRACE_SCHEMA, Trace, TraceError, parse_trace
-from engine.trace_io import analyze_trace
+from callscope.engine.analysis import Analysis
+from callscope.engine.files import read_bytes
+from callscope.engine.fixture_import import Fixture, FixtureError, analyze_fixture, looks_like_fixture, parse_fixtures
+from callscope.engine.trace import TRACE_SCHEMA, Trace, TraceError, parse_trace
+from callscope.engine.trace_io import analyze_trace
 
 TRACE = "trace"
 FIXTURE = "fixture"
@@ -122,7 +122,7 @@ def load_analyses(
 
 
 #: Module that analyses capture traces (received SSE lines), written with the capture issue.
-CAPTURE_ANALYSIS_MODULE = "engine.capture.recording"
+CAPTURE_ANALYSIS_MODULE = "callscope.engine.capture.recording"
 
 
 def _analyze_capture(trace: Trace, policy: str, name: str) -> Analysis:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.analysis import Analysis, StepTime
-from engine.wire import chunk_json
+from callscope.engine.analysis import Analysis, StepTime
+from callscope.engine.wire import chunk_json
 
 REPORT_SCHEMA = "callscope.report/1"
 

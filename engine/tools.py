@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.files import parse_json, read_utf8
+from callscope.engine.files import parse_json, read_utf8
 
 
 class ToolsError(ValueError):

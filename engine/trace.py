@@ -42,8 +42,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from engine.bulk import gc_paused
-from engine.files import read_bytes
+from callscope.engine.bulk import gc_paused
+from callscope.engine.files import read_bytes
 
 TRACE_SCHEMA = "callscope.trace/1"
 #: Every trace schema version this reader understands.

@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from engine.analysis import Analysis, Analyzer, SourceInfo
-from engine.bulk import gc_paused
-from engine.formats import FORMAT_IDS, make_parser
-from engine.trace import SOURCES, Trace, TraceError, TraceHeader, TraceWriter
-from engine.wire import StreamIdentity
+from callscope.engine.analysis import Analysis, Analyzer, SourceInfo
+from callscope.engine.bulk import gc_paused
+from callscope.engine.formats import FORMAT_IDS, make_parser
+from callscope.engine.trace import SOURCES, Trace, TraceError, TraceHeader, TraceWriter
+from callscope.engine.wire import StreamIdentity
 
 
 def header_for_analysis(

@@ -34,8 +34,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.samples import render  # noqa: E402
-from engine.trace import Trace, TraceEnd, TraceHeader, TraceStep, write_trace  # noqa: E402
+from callscope.engine.samples import render  # noqa: E402
+from callscope.engine.trace import Trace, TraceEnd, TraceHeader, TraceStep, write_trace  # noqa: E402
 
 FIXTURES = ROOT / "fixtures"
 CREATED = "2025-06-01T00:00:00+00:00"  # fixed, so regenerating gives identical files
@@ -157,7 +157,7 @@ def call_expect(*calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 def format_traces(folder: Path) -> list[Path]:
     """Every wire format: one call with content before it, and two parallel calls."""
-    from engine.formats import FORMAT_IDS
+    from callscope.engine.formats import FORMAT_IDS
 
     written = []
     for format_id in FORMAT_IDS:

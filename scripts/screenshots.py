@@ -30,7 +30,7 @@ SHOTS: list[tuple[str, str, list[str]]] = [
 
 def shoot(out: str, fixture: str, extra: list[str]) -> bool:
     target = DOCS / out
-    command = [sys.executable, "-m", "app", "gui", str(ROOT / fixture), "--screenshot", str(target), *extra]
+    command = [sys.executable, "-m", "callscope", "gui", str(ROOT / fixture), "--screenshot", str(target), *extra]
     env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     if done.returncode != 0 or not target.is_file():

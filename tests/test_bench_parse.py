@@ -2,8 +2,8 @@
 
 import pytest
 
-from engine.bench_parse import bench_format
-from engine.formats import FORMAT_IDS
+from callscope.engine.bench_parse import bench_format
+from callscope.engine.formats import FORMAT_IDS
 
 
 @pytest.mark.parametrize("format_id", FORMAT_IDS)

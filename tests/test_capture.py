@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from app.cli import main as cli_main
-from engine.capture import (
+from callscope.cli import main as cli_main
+from callscope.engine.capture import (
     CaptureAnalyzer,
     CaptureRecorder,
     CaptureRequest,
@@ -27,12 +27,12 @@ from engine.capture import (
     analyze_capture_result,
     capture_sync,
 )
-from engine.capture.request import RequestError, build_body, endpoint_url, redact_url
-from engine.replay import load_analyses
-from engine.replay_text import analyze_text
-from engine.report import report_json, summary_text
-from engine.trace import read_trace
-from engine.wire import sse_line
+from callscope.engine.capture.request import RequestError, build_body, endpoint_url, redact_url
+from callscope.engine.replay import load_analyses
+from callscope.engine.replay_text import analyze_text
+from callscope.engine.report import report_json, summary_text
+from callscope.engine.trace import read_trace
+from callscope.engine.wire import sse_line
 from tests.schema import validate_report
 from tests.sse_server import (
     ARGS,
@@ -464,7 +464,7 @@ def test_killed_capture_trace_replays_as_truncated(tmp_path):
 
 
 def test_named_tool_choice_must_name_a_request_tool(tmp_path, capsys):
-    from app.cli import main as cli_main
+    from callscope.cli import main as cli_main
 
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps([{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]))

@@ -10,18 +10,18 @@ import json
 
 import pytest
 
-from app.capture_panel import (
+from callscope.capture_panel import (
     DEFAULT_BODY,
     CaptureController,
     CaptureDialog,
     CaptureValues,
     request_from_values,
 )
-from app.models.session import InspectorSession
-from engine.capture import CaptureRequest, endpoint_url
-from engine.capture.request import RequestError
-from engine.inspector.live import RUNNING
-from engine.replay import load_analyses
+from callscope.engine.capture import CaptureRequest, endpoint_url
+from callscope.engine.capture.request import RequestError
+from callscope.engine.inspector.live import RUNNING
+from callscope.engine.replay import load_analyses
+from callscope.models.session import InspectorSession
 from tests.sse_server import DONE, FINISH_TOOLS, ROLE, RULE_STREAMS, Scenario, chunk, tool
 
 pytestmark = pytest.mark.gui

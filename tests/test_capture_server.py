@@ -25,8 +25,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.cli import main as cli_main
-from engine.capture import CaptureRequest, analyze_capture_result, capture_sync, endpoint_url
+from callscope.cli import main as cli_main
+from callscope.engine.capture import CaptureRequest, analyze_capture_result, capture_sync, endpoint_url
 
 pytestmark = pytest.mark.model
 

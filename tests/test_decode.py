@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from engine.analysis import Analyzer, SourceInfo
-from engine.decode.errors import (
+from callscope.cli import main
+from callscope.engine.analysis import Analyzer, SourceInfo
+from callscope.engine.decode.errors import (
     GrammarError,
     ModelBusy,
     ModelLoadFailed,
@@ -26,16 +26,16 @@ from engine.decode.errors import (
     PromptTooLong,
     ToolChoiceError,
 )
-from engine.decode.grammar import build_tool_grammar, compile_grammar
-from engine.decode.loop import Generation, SamplerSettings, tokenize_prompt
-from engine.decode.messages import default_messages
-from engine.decode.model import default_model_path, load_model, read_model_info
-from engine.decode.session import LiveRun, RunSettings
-from engine.formats import make_parser
-from engine.replay import load_analyses
-from engine.report import report_json
-from engine.tools import load_tools
-from engine.trace import read_trace
+from callscope.engine.decode.grammar import build_tool_grammar, compile_grammar
+from callscope.engine.decode.loop import Generation, SamplerSettings, tokenize_prompt
+from callscope.engine.decode.messages import default_messages
+from callscope.engine.decode.model import default_model_path, load_model, read_model_info
+from callscope.engine.decode.session import LiveRun, RunSettings
+from callscope.engine.formats import make_parser
+from callscope.engine.replay import load_analyses
+from callscope.engine.report import report_json
+from callscope.engine.tools import load_tools
+from callscope.engine.trace import read_trace
 from tests.schema import validate_report
 
 pytestmark = pytest.mark.model
@@ -408,7 +408,7 @@ def test_run_human_summary_shows_model_template_and_timing(capsys):
 
 
 def test_bench_decode_compares_the_same_tokens(tmp_path):
-    from engine.decode.bench import measure, report_lines
+    from callscope.engine.decode.bench import measure, report_lines
 
     result = measure(rounds=1, max_tokens=24, format_id="emulated")
     assert result["same_tokens"] is True

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from engine.fixture_import import FixtureError, analyze_fixture, read_fixtures
-from engine.parse_model import ParseFailed
-from engine.trace import TraceError
-from engine.wire import HEADER
+from callscope.engine.fixture_import import FixtureError, analyze_fixture, read_fixtures
+from callscope.engine.parse_model import ParseFailed
+from callscope.engine.trace import TraceError
+from callscope.engine.wire import HEADER
 
 
 def call(name, arguments, call_id=None):

@@ -15,8 +15,8 @@ pytestmark = pytest.mark.gui
 
 
 def test_paste_and_run_dialogs_return_what_was_entered(qtbot):
-    from app.gui_main import make_app
-    from app.widgets.dialogs import PasteDialog, RunDialog
+    from callscope.gui_main import make_app
+    from callscope.widgets.dialogs import PasteDialog, RunDialog
 
     make_app()
     paste = PasteDialog()
@@ -69,7 +69,7 @@ def test_ttfd_against_call_length_for_a_folder(qtbot, tmp_path, monkeypatch):
 
 
 def test_ttfd_against_call_length_across_the_runs_of_this_session(qtbot, tmp_path, monkeypatch):
-    from engine.inspector.ttfd import ttfd_point
+    from callscope.engine.inspector.ttfd import ttfd_point
     from tests.gui_helpers import HEADLINE
 
     window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
@@ -89,7 +89,7 @@ def test_ttfd_against_call_length_across_the_runs_of_this_session(qtbot, tmp_pat
 
 
 def test_question_mark_opens_the_shortcut_list(qtbot, tmp_path, monkeypatch):
-    from app.widgets.dialogs import ShortcutsDialog
+    from callscope.widgets.dialogs import ShortcutsDialog
 
     window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
     window.activateWindow()
@@ -175,7 +175,7 @@ def test_compare_marks_the_rows_that_differ_on_screen(qtbot, tmp_path, monkeypat
 
 
 def test_dense_lanes_draw_one_tick_per_pixel_and_zoom_brings_every_tick_back(qtbot, tmp_path, monkeypatch):
-    from app.bench_gui import make_trace
+    from callscope.bench_gui import make_trace
 
     trace = tmp_path / "long.jsonl"
     make_trace(trace, steps=5000)
@@ -191,7 +191,7 @@ def test_dense_lanes_draw_one_tick_per_pixel_and_zoom_brings_every_tick_back(qtb
 
 def test_gui_verb_rejects_bad_arguments(tmp_path):
     def gui(*args):
-        return subprocess.run([sys.executable, "-m", "app", "gui", *args], cwd=ROOT, capture_output=True, text=True,
+        return subprocess.run([sys.executable, "-m", "callscope", "gui", *args], cwd=ROOT, capture_output=True, text=True,
                               timeout=60, check=False)
 
     done = gui(str(PARALLEL), "--at", "3")
@@ -223,10 +223,10 @@ def test_a_file_with_several_streams_offers_a_run_picker(qtbot, tmp_path, monkey
 
 
 def test_a_failed_run_keeps_the_tokens_received_and_can_be_saved(qtbot, tmp_path, monkeypatch):
-    from app.workers.run_worker import RunPlan
-    from engine.analysis import SourceInfo
-    from engine.replay import load_analyses
-    from engine.samples import render
+    from callscope.engine.analysis import SourceInfo
+    from callscope.engine.replay import load_analyses
+    from callscope.engine.samples import render
+    from callscope.workers.run_worker import RunPlan
 
     window = make_window(qtbot, tmp_path, monkeypatch)
     controller = window.runs
@@ -246,9 +246,9 @@ def test_a_failed_run_keeps_the_tokens_received_and_can_be_saved(qtbot, tmp_path
 
 def test_a_live_run_in_thinking_mode_is_analysed_as_reasoning_first(qtbot, tmp_path, monkeypatch):
     """The GUI's own analysis of a live run uses the plan's thinking flag, as the worker's does."""
-    from app.workers.run_worker import RunPlan
-    from engine.analysis import SourceInfo
-    from engine.samples import render
+    from callscope.engine.analysis import SourceInfo
+    from callscope.engine.samples import render
+    from callscope.workers.run_worker import RunPlan
 
     window = make_window(qtbot, tmp_path, monkeypatch)
     controller = window.runs
@@ -265,7 +265,7 @@ def test_a_live_run_in_thinking_mode_is_analysed_as_reasoning_first(qtbot, tmp_p
 
 
 def test_a_file_that_is_not_a_model_fails_on_the_worker_with_a_dialog(qtbot, tmp_path, monkeypatch):
-    from app.widgets.dialogs import RunValues
+    from callscope.widgets.dialogs import RunValues
 
     window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
     before = window.session.state
@@ -279,9 +279,9 @@ def test_a_file_that_is_not_a_model_fails_on_the_worker_with_a_dialog(qtbot, tmp
 
 
 def test_run_dialog_seed_is_the_cli_default(qtbot):
-    from app.commands import run as run_command
-    from app.gui_main import make_app
-    from app.widgets.dialogs import RunDialog
+    from callscope.commands import run as run_command
+    from callscope.gui_main import make_app
+    from callscope.widgets.dialogs import RunDialog
 
     make_app()
     dialog = RunDialog()
@@ -290,8 +290,8 @@ def test_run_dialog_seed_is_the_cli_default(qtbot):
 
 
 def test_run_failures_speak_of_the_window_not_the_cli(qtbot, tmp_path, monkeypatch):
-    from engine.decode.errors import ToolChoiceError
-    from engine.decode.grammar import forced_tools
+    from callscope.engine.decode.errors import ToolChoiceError
+    from callscope.engine.decode.grammar import forced_tools
 
     window = make_window(qtbot, tmp_path, monkeypatch)
     with pytest.raises(ToolChoiceError) as raised:
@@ -317,7 +317,7 @@ def test_run_dialog_keeps_the_last_values_and_states_its_range(qtbot, tmp_path, 
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.widgets.dialogs import RunDialog
+    from callscope.widgets.dialogs import RunDialog
 
     window = make_window(qtbot, tmp_path, monkeypatch)
     started = []

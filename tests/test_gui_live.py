@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.gui, pytest.mark.model]
 
 
 def _values(max_tokens: int, seed: int = 7):
-    from app.widgets.dialogs import RunValues
+    from callscope.widgets.dialogs import RunValues
 
     tools = (ROOT / "resources" / "tools" / "default.json").read_text()
     return RunValues(None, "auto", "incremental", "What is the weather in Paris?", tools, "any", max_tokens, seed)
@@ -19,7 +19,7 @@ def _values(max_tokens: int, seed: int = 7):
 
 @pytest.fixture
 def live_window(qtbot, tmp_path, monkeypatch):
-    from app.gui_main import live_runs_available
+    from callscope.gui_main import live_runs_available
 
     if not live_runs_available():
         pytest.skip("the packaged model or llama-cpp-python is not installed")
@@ -49,7 +49,7 @@ def test_live_run_keeps_the_event_loop_responsive_and_stop_ends_it(live_window, 
     assert window.text_view.toPlainText() == window.session.state.spans.text
     assert window.shown_errors == []
     assert window.save_trace_to(str(tmp_path / "run.jsonl"))
-    from engine.replay import load_analyses
+    from callscope.engine.replay import load_analyses
 
     again = load_analyses(tmp_path / "run.jsonl")[0]
     assert [c.text for c in again.chunks] == [c.text for c in analysis.chunks]

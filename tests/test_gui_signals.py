@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
-from engine.analysis import SourceInfo
-from engine.samples import big_arguments, render
+from callscope.engine.analysis import SourceInfo
+from callscope.engine.samples import big_arguments, render
 from tests.gui_helpers import make_window
 
 pytestmark = pytest.mark.gui
@@ -31,7 +31,7 @@ class TokenEmitter(QObject):
 
 
 def test_five_thousand_cross_thread_token_signals(qtbot, tmp_path, monkeypatch):
-    from app.workers.run_worker import RunPlan
+    from callscope.workers.run_worker import RunPlan
 
     window = make_window(qtbot, tmp_path, monkeypatch)
     controller = window.runs

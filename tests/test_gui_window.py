@@ -12,10 +12,10 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from engine.inspector.ttfd import ttfd_label
-from engine.replay import load_analyses
-from engine.report import report_json
-from engine.samples import render
+from callscope.engine.inspector.ttfd import ttfd_label
+from callscope.engine.replay import load_analyses
+from callscope.engine.report import report_json
+from callscope.engine.samples import render
 from tests.gui_helpers import HEADLINE, PARALLEL, REGRESS, ROOT, make_window
 
 pytestmark = pytest.mark.gui
@@ -277,7 +277,7 @@ def test_every_error_shows_a_dialog_and_keeps_the_view(window, tmp_path):
     assert not window.replay_text("<tool_call>", "hermes", "[{not json")
     assert not window.replay_text("", "hermes")
     assert not window.replay_text("hello", "no_such_format")
-    from app.widgets.dialogs import RunValues
+    from callscope.widgets.dialogs import RunValues
 
     assert not window.start_run(RunValues(str(tmp_path / "nope.gguf"), "auto", "incremental", "hi", "", "any", 8, 1))
     assert not window.start_run(RunValues(None, "auto", "incremental", "hi", '{"tools": 3}', "any", 8, 1))
@@ -291,7 +291,7 @@ def test_every_error_shows_a_dialog_and_keeps_the_view(window, tmp_path):
 
 
 def test_a_parser_crash_is_an_error_not_a_crash(window, monkeypatch):
-    from engine.inspector import sources
+    from callscope.engine.inspector import sources
 
     def boom(self, policy):
         raise RuntimeError("parser exploded")
@@ -353,7 +353,7 @@ def test_item_models_pass_the_model_tester(window, qtmodeltester):
 def test_gui_screenshot_renders_and_exits(tmp_path):
     out = tmp_path / "shot.png"
     done = subprocess.run(
-        [sys.executable, "-m", "app", "gui", str(PARALLEL), "--screenshot", str(out), "--at", "40"],
+        [sys.executable, "-m", "callscope", "gui", str(PARALLEL), "--screenshot", str(out), "--at", "40"],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -361,7 +361,7 @@ def test_gui_screenshot_renders_and_exits(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("nonsense\n")
     done = subprocess.run(
-        [sys.executable, "-m", "app", "gui", str(bad), "--screenshot", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-m", "callscope", "gui", str(bad), "--screenshot", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 2 and "neither a callscope trace" in done.stderr
 
@@ -429,7 +429,7 @@ def test_every_timeline_lane_keeps_its_label(qtbot, tmp_path, monkeypatch, polic
 
 
 def test_tables_count_in_the_analysis_unit_and_one_time_format(qtbot, tmp_path, monkeypatch):
-    from engine.inspector.chunks import time_text
+    from callscope.engine.inspector.chunks import time_text
 
     window = make_window(qtbot, tmp_path, monkeypatch, HEADLINE)
     a = window.session.current

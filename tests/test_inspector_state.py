@@ -7,22 +7,29 @@ from pathlib import Path
 
 import pytest
 
-from engine.analysis import Analysis
-from engine.inspector.chunks import ChunkIndex
-from engine.inspector.compare import CompareTarget, compare, compare_targets, target_from_label
-from engine.inspector.lanes import ATOMIC, PARSE, TOKENS, VIOLATIONS, WIRE
-from engine.inspector.parse_cursor import ParseCursor
-from engine.inspector.playback import ASAP, PlaybackClock
-from engine.inspector.reconcile import EQUAL, FINAL, STREAMED, char_diff, reconcile
-from engine.inspector.sources import AnalysisSource, FileSource, SourceError, TextSource, parse_tools_text, reanalyze
-from engine.inspector.state import InspectorState
-from engine.inspector.text_spans import ARGUMENTS, CALL
-from engine.inspector.timebase import Timebase
-from engine.inspector.ttfd import seconds, ttfd_curves, ttfd_label, ttfd_point
-from engine.replay import load_analyses
-from engine.replay_text import analyze_text
-from engine.report import ttfd_gain
-from engine.samples import render
+from callscope.engine.analysis import Analysis
+from callscope.engine.inspector.chunks import ChunkIndex
+from callscope.engine.inspector.compare import CompareTarget, compare, compare_targets, target_from_label
+from callscope.engine.inspector.lanes import ATOMIC, PARSE, TOKENS, VIOLATIONS, WIRE
+from callscope.engine.inspector.parse_cursor import ParseCursor
+from callscope.engine.inspector.playback import ASAP, PlaybackClock
+from callscope.engine.inspector.reconcile import EQUAL, FINAL, STREAMED, char_diff, reconcile
+from callscope.engine.inspector.sources import (
+    AnalysisSource,
+    FileSource,
+    SourceError,
+    TextSource,
+    parse_tools_text,
+    reanalyze,
+)
+from callscope.engine.inspector.state import InspectorState
+from callscope.engine.inspector.text_spans import ARGUMENTS, CALL
+from callscope.engine.inspector.timebase import Timebase
+from callscope.engine.inspector.ttfd import seconds, ttfd_curves, ttfd_label, ttfd_point
+from callscope.engine.replay import load_analyses
+from callscope.engine.replay_text import analyze_text
+from callscope.engine.report import ttfd_gain
+from callscope.engine.samples import render
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -378,8 +385,8 @@ def test_compare_offers_other_parsers_only_for_a_source_that_carries_text():
 
 def test_every_text_source_reparses_with_another_format():
     """Pasted text, a trace and a live run give the same stream when re-parsed by another wire format."""
-    from engine.trace import parse_trace
-    from engine.trace_io import analyze_trace
+    from callscope.engine.trace import parse_trace
+    from callscope.engine.trace_io import analyze_trace
 
     path = FIXTURES / "formats" / "hermes_single.jsonl"
     trace_run = FileSource(str(path)).analyses("incremental", "qwen3_coder")[0]
@@ -438,9 +445,9 @@ def test_sources_report_user_errors(tmp_path):
 
 
 def test_a_live_analysis_grows_and_every_structure_follows():
-    from engine.analysis import Analyzer, SourceInfo
-    from engine.formats import make_parser
-    from engine.inspector.live import RUNNING, provisional_analysis, refresh_scalars
+    from callscope.engine.analysis import Analyzer, SourceInfo
+    from callscope.engine.formats import make_parser
+    from callscope.engine.inspector.live import RUNNING, provisional_analysis, refresh_scalars
 
     text = render("hermes", [("get_weather", {"city": "Paris"})], content="ok").encode()
     analyzer = Analyzer("live", SourceInfo("model", None, "hermes", "incremental"), "token", True, make_parser("hermes"))
@@ -491,8 +498,8 @@ def test_utf16_offsets_follow_bytes_split_across_steps():
 
 
 def test_call_verdicts_and_finish_badges_read_as_sentences():
-    from engine.inspector.reconcile import calls_verdict, finish_badge
-    from engine.wire import Violation
+    from callscope.engine.inspector.reconcile import calls_verdict, finish_badge
+    from callscope.engine.wire import Violation
 
     assert calls_verdict([True]) == "1 call · reconstructs"
     assert calls_verdict([True, True]) == "2 calls · all reconstruct"
@@ -551,7 +558,7 @@ def test_a_cancelled_run_shows_no_finish_reason_and_no_finish_glyph():
 
 def test_times_use_one_format_and_the_hover_counts_in_the_analysis_unit():
     """"0.0 ms" next to "1.104 s" in one column reads as a bug; the hover says "char 5" like the window."""
-    from engine.inspector.chunks import time_text
+    from callscope.engine.inspector.chunks import time_text
 
     assert time_text(0.0) == "0.000 s" and time_text(41.667) == "0.042 s" and time_text(1104.0) == "1.104 s"
     a = hermes_run()

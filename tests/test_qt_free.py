@@ -11,13 +11,13 @@ QT_MODULES = ("PySide6", "shiboken6", "pyqtgraph", "qasync")
 
 
 def test_engine_and_cli_import_no_qt():
-    engine_modules = ["engine." + m.name for m in pkgutil.walk_packages([str(ROOT / "engine")])]
-    cli_modules = ["app.cli"] + ["app.commands." + m.name for m in pkgutil.iter_modules([str(ROOT / "app" / "commands")])]
+    engine_modules = [m.name for m in pkgutil.walk_packages([str(ROOT / "engine")], prefix="callscope.engine.")]
+    cli_modules = ["callscope.cli"] + ["callscope.commands." + m.name for m in pkgutil.iter_modules([str(ROOT / "app" / "commands")])]
     code = (
         "import importlib, sys\n"
         f"for name in {engine_modules + cli_modules!r}:\n"
         "    importlib.import_module(name)\n"
-        "from app.cli import build_parser\n"
+        "from callscope.cli import build_parser\n"
         "build_parser()\n"
         f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r})\n"
         "print(','.join(bad))\n"
@@ -29,6 +29,6 @@ def test_engine_and_cli_import_no_qt():
 
 def test_cli_help_runs_without_display(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # no DISPLAY, no QT_QPA_PLATFORM
-    out = subprocess.run([sys.executable, "-m", "app", "--help"], cwd=ROOT, capture_output=True, text=True, env=env)
+    out = subprocess.run([sys.executable, "-m", "callscope", "--help"], cwd=ROOT, capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert "replay-text" in out.stdout

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from engine.samples import render
-from engine.trace import TRACE_SCHEMA, TraceHeader, TraceWriter, read_trace
+from callscope.cli import main
+from callscope.engine.samples import render
+from callscope.engine.trace import TRACE_SCHEMA, TraceHeader, TraceWriter, read_trace
 from tests.schema import validate_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -225,7 +225,7 @@ def test_missing_file_exits_2(tmp_path, capsys):
 
 def test_replay_runs_headless_as_a_subprocess(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "app", "replay", str(fixture_file(tmp_path)), "--json"],
+        [sys.executable, "-m", "callscope", "replay", str(fixture_file(tmp_path)), "--json"],
         cwd=ROOT,
         capture_output=True,
         text=True,

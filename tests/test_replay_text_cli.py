@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from engine.formats import FORMAT_IDS
-from engine.samples import render
+from callscope.cli import main
+from callscope.engine.formats import FORMAT_IDS
+from callscope.engine.samples import render
 from tests.schema import validate_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,7 +115,7 @@ def test_human_summary(tmp_path, capsys):
 def test_console_entry_point_runs_headless(tmp_path):
     f = _generation(tmp_path)
     out = subprocess.run(
-        [sys.executable, "-m", "app", "replay-text", str(f), "--format", "hermes", "--json"],
+        [sys.executable, "-m", "callscope", "replay-text", str(f), "--format", "hermes", "--json"],
         cwd=ROOT, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"},
     )
     assert out.returncode == 0, out.stderr
@@ -140,10 +140,10 @@ def test_thinking_generation_records_and_replays_as_reasoning(tmp_path, capsys):
 def test_reads_standard_input_and_usage_errors_are_one_line(tmp_path):
     text = render("hermes", [("f", {"a": 1})], "Hi.")
     out = subprocess.run(
-        [sys.executable, "-m", "app", "replay-text", "-", "--format", "hermes", "--json"],
+        [sys.executable, "-m", "callscope", "replay-text", "-", "--format", "hermes", "--json"],
         cwd=ROOT, input=text, capture_output=True, text=True,
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["runs"][0]["calls"][0]["name"] == "f"
-    bad = subprocess.run([sys.executable, "-m", "app", "replay-text", "-"], cwd=ROOT, capture_output=True, text=True)
+    bad = subprocess.run([sys.executable, "-m", "callscope", "replay-text", "-"], cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--format" in bad.stderr

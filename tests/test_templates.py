@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from engine.decode.errors import MessagesError, TemplateError, ToolChoiceError
-from engine.decode.grammar import build_tool_grammar, forced_tools, lit, tighten
-from engine.decode.messages import parse_messages
-from engine.decode.model import read_model_info
-from engine.decode.prompting import plan_prompt
-from engine.decode.templates import (
+from callscope.cli import main
+from callscope.engine.decode.errors import MessagesError, TemplateError, ToolChoiceError
+from callscope.engine.decode.grammar import build_tool_grammar, forced_tools, lit, tighten
+from callscope.engine.decode.messages import parse_messages
+from callscope.engine.decode.model import read_model_info
+from callscope.engine.decode.prompting import plan_prompt
+from callscope.engine.decode.templates import (
     BUILTIN_FORMATS,
     ChatTemplate,
     builtin_template,
@@ -26,8 +26,8 @@ from engine.decode.templates import (
     prepare_messages,
     probe_caps,
 )
-from engine.formats import FORMAT_IDS
-from engine.tools import load_tools
+from callscope.engine.formats import FORMAT_IDS
+from callscope.engine.tools import load_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "tests" / "data" / "templates"

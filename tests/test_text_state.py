@@ -15,9 +15,16 @@ from typing import ClassVar
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.formats.markers import find_first, held_back_from, strip_partial_suffix
-from engine.formats.text_state import REASONING, TEXT, BufferMachine, PieceMachine, ThinkTextMachine, skip_space
-from engine.parse_model import ContentAppended, ReasoningAppended
+from callscope.engine.formats.markers import find_first, held_back_from, strip_partial_suffix
+from callscope.engine.formats.text_state import (
+    REASONING,
+    TEXT,
+    BufferMachine,
+    PieceMachine,
+    ThinkTextMachine,
+    skip_space,
+)
+from callscope.engine.parse_model import ContentAppended, ReasoningAppended
 
 
 def reference_held_back_from(buffer: str, markers: tuple[str, ...], start: int = 0) -> int:

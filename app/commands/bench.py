@@ -10,15 +10,15 @@ from __future__ import annotations
 import argparse
 import importlib
 
-from app.commands.common import CliError
+from callscope.commands.common import CliError
 
 #: bench name -> (module with a ``run(as_json=...)`` function, what it measures)
 BENCHES: dict[str, tuple[str, str]] = {
-    "parse": ("engine.bench_parse", "parser + policy per-step cost as a call grows to 32 KB"),
-    "replay": ("engine.bench_replay", "load and analyse 10k/100k-step traces: seconds, peak RSS"),
-    "decode": ("engine.decode.bench", "callscope's decode loop against a bare Llama.generate loop"),
-    "gui": ("app.bench_gui", "offscreen window: event-loop stalls during replay, cursor jump time"),
-    "capture": ("engine.capture.bench", "loopback SSE capture throughput against a bare httpx reader"),
+    "parse": ("callscope.engine.bench_parse", "parser + policy per-step cost as a call grows to 32 KB"),
+    "replay": ("callscope.engine.bench_replay", "load and analyse 10k/100k-step traces: seconds, peak RSS"),
+    "decode": ("callscope.engine.decode.bench", "callscope's decode loop against a bare Llama.generate loop"),
+    "gui": ("callscope.bench_gui", "offscreen window: event-loop stalls during replay, cursor jump time"),
+    "capture": ("callscope.engine.capture.bench", "loopback SSE capture throughput against a bare httpx reader"),
 }
 
 

@@ -12,11 +12,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from app.commands.common import CliError, add_report_options, print_report
-from engine.capture.client import capture_sync
-from engine.capture.conformance import DEFAULT_ATOMIC_SILENCE_MS
-from engine.capture.recording import CaptureRecorder, analyze_capture_result
-from engine.capture.request import (
+from callscope.commands.common import CliError, add_report_options, print_report
+from callscope.engine.capture.client import capture_sync
+from callscope.engine.capture.conformance import DEFAULT_ATOMIC_SILENCE_MS
+from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_result
+from callscope.engine.capture.request import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_READ_TIMEOUT,

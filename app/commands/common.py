@@ -7,12 +7,12 @@ import json
 import sys
 from typing import Any
 
-from engine.analysis import Analysis
-from engine.files import read_utf8
-from engine.formats import FORMAT_IDS, UnknownFormat
-from engine.policies import POLICY_IDS
-from engine.report import chunks_text, report_json, summary_text
-from engine.tools import ToolsError, load_tools
+from callscope.engine.analysis import Analysis
+from callscope.engine.files import read_utf8
+from callscope.engine.formats import FORMAT_IDS, UnknownFormat
+from callscope.engine.policies import POLICY_IDS
+from callscope.engine.report import chunks_text, report_json, summary_text
+from callscope.engine.tools import ToolsError, load_tools
 
 
 class CliError(Exception):

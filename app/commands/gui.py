@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from app.commands.common import CliError, check_format, check_policy
+from callscope.commands.common import CliError, check_format, check_policy
 
 TABS = ("deltas", "reconciliation", "ttfd", "compare")
 
@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Open the inspector on FILE (a trace or a byte-prefix fixture). Without FILE: a live run of the "
         "packaged model with the sample tools, or a shipped fixture when no model can run.",
     )
-    p.add_argument("file", nargs="?", help="trace (.jsonl) or byte-prefix fixture (.txt) to open")
+    p.add_argument("file", nargs="?", help="trace (.jsonl) or byte-prefix fixture (.txt) to open, or a shipped "
+                   "fixture's name (e.g. headline_701_tokens)")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to OUT.png and exit")
     p.add_argument("--at", type=int, metavar="STEP", help="with --screenshot: put the cursor at STEP")
     p.add_argument("--tab", choices=TABS, help="with --screenshot: the tab shown on the right (default deltas)")
@@ -33,12 +34,16 @@ def run(args: argparse.Namespace) -> int:
         check_format(args.format)
     if (args.at is not None or args.tab is not None) and not args.screenshot:
         raise CliError("--at and --tab only apply with --screenshot")
-    if args.file is not None and not os.path.exists(args.file):
-        raise CliError(f"cannot open {args.file}: no such file")
+    if args.file is not None:
+        from callscope.engine.shipped import resolve_recording
+
+        args.file = resolve_recording(args.file)
+        if not os.path.exists(args.file):
+            raise CliError(f"cannot open {args.file}: no such file (nor a shipped fixture of that name)")
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     try:
-        from app.gui_main import launch
+        from callscope.gui_main import launch
     except ImportError as exc:
         raise CliError(f"the GUI is not available: {exc}") from None
     tab = TABS.index(args.tab) if args.tab else None

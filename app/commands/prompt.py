@@ -11,11 +11,11 @@ import argparse
 import json
 import sys
 
-from app.commands.common import CliError
-from app.commands.run import add_request_options, check_format_option, read_request, read_template
-from engine.decode.errors import DecodeError
-from engine.decode.model import read_model_info
-from engine.decode.prompting import plan_prompt
+from callscope.commands.common import CliError
+from callscope.commands.run import add_request_options, check_format_option, read_request, read_template
+from callscope.engine.decode.errors import DecodeError
+from callscope.engine.decode.model import read_model_info
+from callscope.engine.decode.prompting import plan_prompt
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,7 +6,7 @@ import argparse
 import math
 from pathlib import Path
 
-from app.commands.common import (
+from callscope.commands.common import (
     CliError,
     add_policy_option,
     add_report_options,
@@ -16,9 +16,9 @@ from app.commands.common import (
     read_text,
     read_tools,
 )
-from engine.formats import FORMAT_IDS
-from engine.replay_text import analyze_text
-from engine.text_source import BadStep, parse_step
+from callscope.engine.formats import FORMAT_IDS
+from callscope.engine.replay_text import analyze_text
+from callscope.engine.text_source import BadStep, parse_step
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         thinking=args.thinking,
     )
     if args.record:
-        from engine.trace_io import write_analysis_trace  # issue 3: traces
+        from callscope.engine.trace_io import write_analysis_trace  # issue 3: traces
 
         try:
             write_analysis_trace(args.record, analysis, tools=tools, description=f"replay-text of {args.file}")

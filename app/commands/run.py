@@ -16,17 +16,25 @@ import sys
 import threading
 from typing import Any
 
-from app.commands.common import CliError, add_policy_option, add_report_options, check_policy, print_report, read_tools
-from engine.decode.errors import DecodeError
-from engine.decode.grammar import ANY, MISTRAL_ARRAY, MISTRAL_FORMS, OFF
-from engine.decode.loop import SamplerSettings
-from engine.decode.messages import default_messages, load_messages
-from engine.decode.prompting import AUTO, check_format_choice
-from engine.decode.templates import RESOURCES, ChatTemplate, load_template_file
-from engine.formats import FORMAT_IDS
-from engine.report import format_seconds, plural
+from callscope.commands.common import (
+    CliError,
+    add_policy_option,
+    add_report_options,
+    check_policy,
+    print_report,
+    read_tools,
+)
+from callscope.engine.decode.errors import DecodeError
+from callscope.engine.decode.grammar import ANY, MISTRAL_ARRAY, MISTRAL_FORMS, OFF
+from callscope.engine.decode.loop import SamplerSettings
+from callscope.engine.decode.messages import default_messages, load_messages
+from callscope.engine.decode.prompting import AUTO, check_format_choice
+from callscope.engine.decode.templates import ChatTemplate, load_template_file
+from callscope.engine.formats import FORMAT_IDS
+from callscope.engine.report import format_seconds, plural
+from callscope.engine.shipped import resource
 
-DEFAULT_TOOLS = RESOURCES / "tools" / "default.json"
+DEFAULT_TOOLS = resource("tools", "default.json")
 _DEFAULT_SAMPLER = SamplerSettings()
 
 
@@ -44,7 +52,7 @@ def add_request_options(p: argparse.ArgumentParser) -> None:
         "--messages", metavar="FILE", help="JSON messages array, or a chat request body with messages (+tools)"
     )
     p.add_argument(
-        "--tools", metavar="FILE", help=f"OpenAI tools array (default: {DEFAULT_TOOLS.relative_to(RESOURCES.parent)})"
+        "--tools", metavar="FILE", help="OpenAI tools array (default: the shipped resources/tools/default.json)"
     )
 
 
@@ -126,8 +134,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.decode.model import load_model
-    from engine.decode.session import LiveRun, RunSettings
+    from callscope.engine.decode.model import load_model
+    from callscope.engine.decode.session import LiveRun, RunSettings
 
     check_policy(args.policy)
     check_format_option(args.format)

@@ -7,8 +7,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from app.widgets import theme
-from engine.inspector.chunks import COLUMNS, ChunkIndex
+from callscope.engine.inspector.chunks import COLUMNS, ChunkIndex
+from callscope.widgets import theme
 
 Index = QModelIndex | QPersistentModelIndex
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from app.widgets.frame_throttle import FrameThrottle
-from engine.analysis import Analysis
-from engine.inspector.sources import Source, SourceError
-from engine.inspector.state import CursorView, InspectorState
+from callscope.engine.analysis import Analysis
+from callscope.engine.inspector.sources import Source, SourceError
+from callscope.engine.inspector.state import CursorView, InspectorState
+from callscope.widgets.frame_throttle import FrameThrottle
 
 
 class InspectorSession(QObject):

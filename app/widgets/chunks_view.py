@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.models.chunk_model import ChunkTableModel
-from app.models.session import InspectorSession
-from app.widgets import theme
+from callscope.models.chunk_model import ChunkTableModel
+from callscope.models.session import InspectorSession
+from callscope.widgets import theme
 
 
 class ChunksView(QWidget):

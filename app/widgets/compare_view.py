@@ -22,10 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.models.session import InspectorSession
-from app.models.table_models import CompareModel
-from app.widgets import theme
-from engine.inspector.compare import (
+from callscope.engine.inspector.compare import (
     FORMAT,
     POLICY,
     CompareTarget,
@@ -34,8 +31,11 @@ from engine.inspector.compare import (
     compare_targets,
     target_from_label,
 )
-from engine.inspector.live import RUNNING
-from engine.inspector.sources import SourceError
+from callscope.engine.inspector.live import RUNNING
+from callscope.engine.inspector.sources import SourceError
+from callscope.models.session import InspectorSession
+from callscope.models.table_models import CompareModel
+from callscope.widgets import theme
 
 #: What the picker shows before a source is open, and falls back to.
 DEFAULT_TARGET = CompareTarget(POLICY, "atomic")

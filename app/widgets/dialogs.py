@@ -31,12 +31,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.widgets import theme
-from engine.decode.loop import SamplerSettings
-from engine.formats import FORMAT_IDS, supports_thinking
-from engine.policies import POLICY_IDS
+from callscope.engine.decode.loop import SamplerSettings
+from callscope.engine.formats import FORMAT_IDS, supports_thinking
+from callscope.engine.policies import POLICY_IDS
+from callscope.engine.shipped import resource
+from callscope.widgets import theme
 
-TOOL_PRESETS = theme.ROOT / "resources" / "tools"
+TOOL_PRESETS = resource("tools")
 
 
 def tool_presets() -> dict[str, str]:
@@ -190,7 +191,7 @@ class RunDialog(QDialog):
         self.format.setToolTip("auto: from the model's chat template")
         self.policy = QComboBox()
         self.policy.addItems(POLICY_IDS)
-        from engine.decode.messages import DEFAULT_PROMPT
+        from callscope.engine.decode.messages import DEFAULT_PROMPT
 
         self.prompt = QPlainTextEdit(DEFAULT_PROMPT)
         self.prompt.setMaximumHeight(80)
@@ -199,7 +200,7 @@ class RunDialog(QDialog):
         self.force.setEditable(True)
         self.force.addItems(["any", "off"])
         self.force.setToolTip("any: force some tool call (grammar); off: let the model choose; or a tool name")
-        from engine.decode.model import DEFAULT_N_CTX
+        from callscope.engine.decode.model import DEFAULT_N_CTX
 
         self.max_tokens = QSpinBox()
         # The run's context window (prompt included) bounds what it can generate: the range says so.

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QWidget
 
-from engine.analysis import Analysis
-from engine.report import report_json
-from engine.trace_io import write_analysis_trace
-from engine.wire import sse_line
+from callscope.engine.analysis import Analysis
+from callscope.engine.report import report_json
+from callscope.engine.trace_io import write_analysis_trace
+from callscope.engine.wire import sse_line
 
 
 class ExportError(Exception):

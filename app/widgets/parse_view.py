@@ -11,10 +11,10 @@ import html
 
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from app.models.session import InspectorSession
-from app.widgets import theme
-from engine.inspector.parse_cursor import StepDelta
-from engine.parse_model import Parse
+from callscope.engine.inspector.parse_cursor import StepDelta
+from callscope.engine.parse_model import Parse
+from callscope.models.session import InspectorSession
+from callscope.widgets import theme
 
 TAIL_CHARS = 6000
 

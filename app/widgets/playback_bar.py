@@ -14,9 +14,9 @@ import math
 from PySide6.QtCore import QElapsedTimer, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QWidget
 
-from app.models.session import InspectorSession
-from app.widgets.icons import transport_icon
-from engine.inspector.playback import ASAP, SPEEDS, PlaybackClock
+from callscope.engine.inspector.playback import ASAP, SPEEDS, PlaybackClock
+from callscope.models.session import InspectorSession
+from callscope.widgets.icons import transport_icon
 
 SPEED_LABELS = [(f"{s:g}×", s) for s in SPEEDS] + [("max", ASAP)]
 

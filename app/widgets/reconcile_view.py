@@ -21,11 +21,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.models.session import InspectorSession
-from app.models.table_models import CallVerdictModel, ViolationModel
-from app.widgets import theme
-from engine.inspector.live import RUNNING
-from engine.inspector.reconcile import EQUAL, FINAL, CallVerdict, Reconciliation, reconcile
+from callscope.engine.inspector.live import RUNNING
+from callscope.engine.inspector.reconcile import EQUAL, FINAL, CallVerdict, Reconciliation, reconcile
+from callscope.models.session import InspectorSession
+from callscope.models.table_models import CallVerdictModel, ViolationModel
+from callscope.widgets import theme
 
 DIFF_VIEW_LIMIT = 20000
 

@@ -6,13 +6,13 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from app.models.session import InspectorSession
-from app.widgets.pane import ElidedLabel
-from engine.inspector.live import RUNNING
-from engine.inspector.reconcile import calls_verdict, finish_badge
-from engine.inspector.ttfd import ttfd_label
-from engine.policies import POLICY_IDS
-from engine.report import describe_finish
+from callscope.engine.inspector.live import RUNNING
+from callscope.engine.inspector.reconcile import calls_verdict, finish_badge
+from callscope.engine.inspector.ttfd import ttfd_label
+from callscope.engine.policies import POLICY_IDS
+from callscope.engine.report import describe_finish
+from callscope.models.session import InspectorSession
+from callscope.widgets.pane import ElidedLabel
 
 #: A verdict badge never elides: a cut "does not reconst…" would be misleading.
 NEVER_ELIDE = 10_000

@@ -15,9 +15,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
-from app.models.session import InspectorSession
-from app.widgets import theme
-from engine.inspector.text_spans import ARGUMENTS, TextSpans
+from callscope.engine.inspector.text_spans import ARGUMENTS, TextSpans
+from callscope.models.session import InspectorSession
+from callscope.widgets import theme
 
 
 class TokenHighlighter(QSyntaxHighlighter):

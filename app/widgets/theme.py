@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtGui import QColor, QFont, QFontDatabase
 
-ROOT = Path(__file__).resolve().parents[2]
-STYLE_FILE = ROOT / "resources" / "style" / "dark.qss"
+from callscope.engine.shipped import resource
+
+STYLE_FILE = resource("style", "dark.qss")
 
 BACKGROUND = "#16181d"
 PANEL = "#1d2026"

@@ -15,9 +15,9 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
-from app.models.session import InspectorSession
-from app.widgets import theme
-from engine.inspector.lanes import ATOMIC, PARSE, TOKENS, VIOLATIONS, WIRE
+from callscope.engine.inspector.lanes import ATOMIC, PARSE, TOKENS, VIOLATIONS, WIRE
+from callscope.models.session import InspectorSession
+from callscope.widgets import theme
 
 #: The lane-label axis is at least this wide (px), and wider when a lane's title needs it.
 LANE_AXIS_MIN_WIDTH = 118

@@ -17,12 +17,12 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
-from app.models.session import InspectorSession
-from app.widgets import theme
-from engine.analysis import Analysis
-from engine.inspector.live import RUNNING
-from engine.inspector.ttfd import TtfdCurves, TtfdPoint, describe_first, ttfd_curves, ttfd_point
-from engine.report import ttfd_gain
+from callscope.engine.analysis import Analysis
+from callscope.engine.inspector.live import RUNNING
+from callscope.engine.inspector.ttfd import TtfdCurves, TtfdPoint, describe_first, ttfd_curves, ttfd_point
+from callscope.engine.report import ttfd_gain
+from callscope.models.session import InspectorSession
+from callscope.widgets import theme
 
 #: Runs remembered for the across-runs plot (oldest dropped first).
 MAX_SESSION_RUNS = 500
@@ -256,7 +256,7 @@ class TtfdView(QWidget):
 
     def folder_runs(self, folder: str, policy: str) -> list[Analysis]:
         """Every analysis of every recording in ``folder`` (unreadable files are skipped)."""
-        from engine.inspector.sources import FileSource, SourceError
+        from callscope.engine.inspector.sources import FileSource, SourceError
 
         found: list[Analysis] = []
         for path in sorted(Path(folder).rglob("*")):

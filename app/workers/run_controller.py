@@ -16,13 +16,13 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
 
-from app.models.session import InspectorSession
-from app.widgets.frame_throttle import FrameThrottle
-from app.workers.run_worker import RunPlan, RunRequest, RunWorker
-from engine.analysis import Analysis, Analyzer
-from engine.formats import make_parser
-from engine.inspector.live import provisional_analysis, refresh_scalars
-from engine.inspector.sources import AnalysisSource
+from callscope.engine.analysis import Analysis, Analyzer
+from callscope.engine.formats import make_parser
+from callscope.engine.inspector.live import provisional_analysis, refresh_scalars
+from callscope.engine.inspector.sources import AnalysisSource
+from callscope.models.session import InspectorSession
+from callscope.widgets.frame_throttle import FrameThrottle
+from callscope.workers.run_worker import RunPlan, RunRequest, RunWorker
 
 #: Seconds of token analysis per frame; a burst faster than that is spread over several frames.
 FEED_BUDGET_S = 0.004

@@ -18,8 +18,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.workers.token_buffer import TokenBuffer
-from engine.analysis import SourceInfo
+from callscope.engine.analysis import SourceInfo
+from callscope.workers.token_buffer import TokenBuffer
 
 
 @dataclass(slots=True)
@@ -69,7 +69,7 @@ class RunWorker(QObject):
     @Slot(object)
     def run(self, request: RunRequest) -> None:
         try:
-            from engine.decode.errors import DecodeError
+            from callscope.engine.decode.errors import DecodeError
         except ImportError as exc:  # pragma: no cover - decode engine missing
             self.failed.emit(f"live runs are not available in this build: {exc}")
             return
@@ -81,8 +81,8 @@ class RunWorker(QObject):
             self.failed.emit(f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
 
     def _run(self, request: RunRequest) -> None:
-        from engine.decode.loop import SamplerSettings
-        from engine.decode.session import LiveRun, RunSettings
+        from callscope.engine.decode.loop import SamplerSettings
+        from callscope.engine.decode.session import LiveRun, RunSettings
 
         model = self._load(request.model_path)
         self.phase.emit("processing prompt…")
@@ -106,7 +106,7 @@ class RunWorker(QObject):
         self.finished.emit(result)
 
     def _load(self, path: str | None) -> Any:
-        from engine.decode.model import default_model_path, load_model
+        from callscope.engine.decode.model import default_model_path, load_model
 
         key = path or default_model_path()
         if self._model is None or self._model_key != key:

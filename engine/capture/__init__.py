@@ -7,10 +7,10 @@
 - :mod:`engine.capture.bench`: loopback throughput against a bare httpx reader.
 """
 
-from engine.capture.client import CaptureError, CaptureResult, StreamCapture, capture, capture_sync
-from engine.capture.conformance import CaptureAnalyzer, analyze_capture_lines
-from engine.capture.recording import CaptureRecorder, analyze_capture_result, analyze_capture_trace
-from engine.capture.request import CaptureRequest, RequestError, build_body, endpoint_url
+from callscope.engine.capture.client import CaptureError, CaptureResult, StreamCapture, capture, capture_sync
+from callscope.engine.capture.conformance import CaptureAnalyzer, analyze_capture_lines
+from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_result, analyze_capture_trace
+from callscope.engine.capture.request import CaptureRequest, RequestError, build_body, endpoint_url
 
 __all__ = [
     "CaptureAnalyzer",

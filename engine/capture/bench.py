@@ -29,9 +29,9 @@ from typing import Any
 
 import httpx
 
-from engine.capture.client import StreamCapture
-from engine.capture.recording import CaptureRecorder
-from engine.capture.request import CaptureRequest
+from callscope.engine.capture.client import StreamCapture
+from callscope.engine.capture.recording import CaptureRecorder
+from callscope.engine.capture.request import CaptureRequest
 
 DEFAULT_CHUNKS = 5000
 DEFAULT_ROUNDS = 5
@@ -104,7 +104,7 @@ def _start_server(chunks: int, requests: int) -> tuple[subprocess.Popen[str], in
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.capture.bench", "--serve", str(chunks), str(requests)],
+        [sys.executable, "-m", "callscope.engine.capture.bench", "--serve", str(chunks), str(requests)],
         stdout=subprocess.PIPE, text=True, env=env,
     )
     assert proc.stdout is not None

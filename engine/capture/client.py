@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from engine.capture.request import CaptureRequest, auth_headers
+from callscope.engine.capture.request import CaptureRequest, auth_headers
 
 #: One received line: (ms since the request was sent, the line without its newline).
 #: Times are kept unrounded here; traces and reports keep them to the microsecond (:func:`stamped`).

@@ -34,9 +34,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.analysis import Analysis, CallReport, SourceInfo, StepRecord, StepTime
-from engine.inspector.live import RUNNING
-from engine.parse_model import (
+from callscope.engine.analysis import Analysis, CallReport, SourceInfo, StepRecord, StepTime
+from callscope.engine.inspector.live import RUNNING
+from callscope.engine.parse_model import (
     ArgumentsAppended,
     CallNamed,
     CallOpened,
@@ -46,7 +46,17 @@ from engine.parse_model import (
     ParseEvent,
     ReasoningAppended,
 )
-from engine.wire import ARGUMENTS, CONTENT, FINISH, HEADER, REASONING, ROLE, StreamIdentity, Violation, WireChunk
+from callscope.engine.wire import (
+    ARGUMENTS,
+    CONTENT,
+    FINISH,
+    HEADER,
+    REASONING,
+    ROLE,
+    StreamIdentity,
+    Violation,
+    WireChunk,
+)
 
 CAPTURE_POLICY = "server"  # source.policy of a capture: the server decided what went out
 DEFAULT_ATOMIC_SILENCE_MS = 1000.0

@@ -22,11 +22,11 @@ import os
 import time
 from typing import Any
 
-from engine.analysis import Analysis
-from engine.capture.client import CaptureResult, Line, stamped
-from engine.capture.conformance import DEFAULT_ATOMIC_SILENCE_MS, analyze_capture_lines
-from engine.capture.request import CaptureRequest
-from engine.trace import Trace, TraceHeader, TraceWriter
+from callscope.engine.analysis import Analysis
+from callscope.engine.capture.client import CaptureResult, Line, stamped
+from callscope.engine.capture.conformance import DEFAULT_ATOMIC_SILENCE_MS, analyze_capture_lines
+from callscope.engine.capture.request import CaptureRequest
+from callscope.engine.trace import Trace, TraceHeader, TraceWriter
 
 #: The old (pre-``detail``) way a trace kept why a capture ended early; read, never written.
 END_NOTE = ": callscope-capture-ended "

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from engine.files import read_json
-from engine.tools import ToolsError, load_tools, validate_tools
+from callscope.engine.files import read_json
+from callscope.engine.tools import ToolsError, load_tools, validate_tools
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_CONNECT_TIMEOUT = 10.0

@@ -21,12 +21,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from engine.decode.loop import SamplerSettings
-from engine.decode.messages import default_messages
-from engine.decode.model import LoadedModel, load_model
-from engine.decode.session import LiveRun, RunSettings
-from engine.decode.templates import RESOURCES
-from engine.tools import load_tools
+from callscope.engine.decode.loop import SamplerSettings
+from callscope.engine.decode.messages import default_messages
+from callscope.engine.decode.model import LoadedModel, load_model
+from callscope.engine.decode.session import LiveRun, RunSettings
+from callscope.engine.shipped import resource
+from callscope.engine.tools import load_tools
 
 TARGET_RATIO = 0.97
 
@@ -90,7 +90,7 @@ def measure(
     model = load_model(model_path, seed=seed)
     settings = RunSettings(
         messages=default_messages(),
-        tools=load_tools(RESOURCES / "tools" / "default.json"),
+        tools=load_tools(resource("tools", "default.json")),
         format_id=format_id,
         max_calls=2,
         max_tokens=max_tokens,

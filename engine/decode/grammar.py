@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from engine.decode.errors import GrammarError, ToolChoiceError
+from callscope.engine.decode.errors import GrammarError, ToolChoiceError
 
 OFF = "off"
 ANY = "any"

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from engine.decode.errors import PromptTooLong
-from engine.decode.model import LoadedModel
+from callscope.engine.decode.errors import PromptTooLong
+from callscope.engine.decode.model import LoadedModel
 
 FINISH_STOP, FINISH_LENGTH, FINISH_CANCELLED, FINISH_ERROR = "stop", "length", "cancelled", "error"
 

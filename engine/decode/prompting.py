@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.decode.errors import DecodeError
-from engine.decode.model import ModelInfo
-from engine.decode.templates import (
+from callscope.engine.decode.errors import DecodeError
+from callscope.engine.decode.model import ModelInfo
+from callscope.engine.decode.templates import (
     ChatTemplate,
     FormatDetection,
     TemplateCaps,
@@ -21,7 +21,7 @@ from engine.decode.templates import (
     prepare_messages,
     probe_caps,
 )
-from engine.formats import FORMAT_IDS, UnknownFormat
+from callscope.engine.formats import FORMAT_IDS, UnknownFormat
 
 AUTO = "auto"
 

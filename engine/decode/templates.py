@@ -29,10 +29,10 @@ from jinja2 import nodes
 from jinja2.ext import Extension
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from engine.decode.errors import TemplateError
+from callscope.engine.decode.errors import TemplateError
+from callscope.engine.shipped import resource
 
-RESOURCES = Path(__file__).resolve().parents[2] / "resources"
-BUILTIN_DIR = RESOURCES / "templates"
+BUILTIN_DIR = resource("templates")
 
 #: Formats callscope ships a built-in (ChatML-framed) template for.
 BUILTIN_FORMATS = ("hermes", "qwen3_coder", "llama3_json", "mistral", "emulated", "generic", "deepseek_v31", "gpt_oss")

@@ -6,7 +6,7 @@ import importlib
 import inspect
 from typing import Any
 
-from engine.formats.base import FormatParser
+from callscope.engine.formats.base import FormatParser
 
 #: format id -> module (under engine.formats) that defines its parser class ``Parser``.
 FORMAT_MODULES: dict[str, str] = {
@@ -35,7 +35,7 @@ def parser_class(format_id: str) -> type[FormatParser]:
     module_name = FORMAT_MODULES.get(format_id)
     if module_name is None:
         raise UnknownFormat(format_id)
-    module = importlib.import_module(f"engine.formats.{module_name}")
+    module = importlib.import_module(f"callscope.engine.formats.{module_name}")
     return module.Parser
 
 

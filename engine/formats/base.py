@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from engine.parse_model import (
+from callscope.engine.parse_model import (
     ArgumentsAppended,
     CallNamed,
     CallOpened,

@@ -36,8 +36,8 @@ import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from engine.formats.text_state import TEXT as _TEXT
-from engine.formats.text_state import THINK_END, ThinkTextMachine
+from callscope.engine.formats.text_state import TEXT as _TEXT
+from callscope.engine.formats.text_state import THINK_END, ThinkTextMachine
 
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 #: Every spelling of the block opener llama.cpp accepts (distilled models vary).

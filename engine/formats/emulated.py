@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from engine.formats.json_calls import CallObjectMachine, CallObjectScan
-from engine.formats.text_state import skip_space
+from callscope.engine.formats.json_calls import CallObjectMachine, CallObjectScan
+from callscope.engine.formats.text_state import skip_space
 
 MARKER = "TOOL_CALL"
 

@@ -36,9 +36,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from engine.formats.json_calls import CallReader
-from engine.formats.json_scan import VALUE_END, VALUE_START, JsonScanner, JsonStringDecoder
-from engine.formats.text_state import PieceMachine, skip_space
+from callscope.engine.formats.json_calls import CallReader
+from callscope.engine.formats.json_scan import VALUE_END, VALUE_START, JsonScanner, JsonStringDecoder
+from callscope.engine.formats.text_state import PieceMachine, skip_space
 
 _START, _OBJECT, _AFTER, _CONTENT = range(4)
 

@@ -37,8 +37,8 @@ import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from engine.formats.markers import held_back_from
-from engine.formats.text_state import BufferMachine
+from callscope.engine.formats.markers import held_back_from
+from callscope.engine.formats.text_state import BufferMachine
 
 START = "<|start|>"
 CHANNEL = "<|channel|>"

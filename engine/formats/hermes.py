@@ -49,9 +49,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from engine.formats.json_calls import CallObjectMachine, CallObjectScan
-from engine.formats.markers import find_first, held_back_from
-from engine.formats.text_state import skip_space
+from callscope.engine.formats.json_calls import CallObjectMachine, CallObjectScan
+from callscope.engine.formats.markers import find_first, held_back_from
+from callscope.engine.formats.text_state import skip_space
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"

@@ -32,17 +32,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.formats.json_scan import (
+from callscope.engine.formats.json_scan import (
     VALUE_END,
     VALUE_START,
     JsonScanner,
     JsonStringDecoder,
     decode_string_body,
 )
-from engine.formats.text_state import PieceMachine
+from callscope.engine.formats.text_state import PieceMachine
 
 if TYPE_CHECKING:
-    from engine.formats.base import FormatParser
+    from callscope.engine.formats.base import FormatParser
 
 ARGUMENT_KEYS = ("arguments", "parameters")
 

@@ -41,9 +41,9 @@ import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from engine.formats.json_calls import ArgumentsValueScan, CallReader
-from engine.formats.json_scan import VALUE_END, VALUE_START, JsonScanner
-from engine.formats.text_state import PieceMachine, skip_space
+from callscope.engine.formats.json_calls import ArgumentsValueScan, CallReader
+from callscope.engine.formats.json_scan import VALUE_END, VALUE_START, JsonScanner
+from callscope.engine.formats.text_state import PieceMachine, skip_space
 
 MARKER = "[TOOL_CALLS]"
 ARGS = "[ARGS]"

@@ -60,9 +60,9 @@ import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from engine.formats.markers import find_first, held_back_from
-from engine.formats.text_state import TEXT as _TEXT
-from engine.formats.text_state import THINK_END, ThinkTextMachine
+from callscope.engine.formats.markers import find_first, held_back_from
+from callscope.engine.formats.text_state import TEXT as _TEXT
+from callscope.engine.formats.text_state import THINK_END, ThinkTextMachine
 
 TOOL_CALL = "<tool_call>"
 TOOL_CALL_END = "</tool_call>"

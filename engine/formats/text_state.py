@@ -28,8 +28,8 @@ import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from engine.formats.base import FormatParser
-from engine.formats.markers import find_first, held_back_from
+from callscope.engine.formats.base import FormatParser
+from callscope.engine.formats.markers import find_first, held_back_from
 
 
 def skip_space(text: str, pos: int) -> int:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.analysis import Analysis
-from engine.inspector.timebase import Timebase
-from engine.parse_model import (
+from callscope.engine.analysis import Analysis
+from callscope.engine.inspector.timebase import Timebase
+from callscope.engine.parse_model import (
     ArgumentsAppended,
     CallNamed,
     CallOpened,
@@ -26,7 +26,7 @@ from engine.parse_model import (
     ParseFailed,
     ReasoningAppended,
 )
-from engine.wire import WireChunk
+from callscope.engine.wire import WireChunk
 
 TOKENS = "tokens"
 PARSE = "parse"

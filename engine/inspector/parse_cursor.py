@@ -14,9 +14,9 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from engine.analysis import Analysis
-from engine.inspector.live import RUNNING
-from engine.parse_model import (
+from callscope.engine.analysis import Analysis
+from callscope.engine.inspector.live import RUNNING
+from callscope.engine.parse_model import (
     ArgumentsAppended,
     CallNamed,
     CallOpened,

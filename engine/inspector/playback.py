@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.inspector.timebase import Timebase
+from callscope.engine.inspector.timebase import Timebase
 
 SPEEDS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 10.0)
 ASAP = 0.0  # speed value meaning "as fast as possible"

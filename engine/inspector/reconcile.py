@@ -11,9 +11,9 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-from engine.analysis import Analysis
-from engine.report import describe_finish, end_detail
-from engine.wire import Violation
+from callscope.engine.analysis import Analysis
+from callscope.engine.report import describe_finish, end_detail
+from callscope.engine.wire import Violation
 
 EQUAL = "equal"
 STREAMED = "streamed"  # only on the wire

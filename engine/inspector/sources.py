@@ -12,17 +12,16 @@ one-line message for the dialog.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine.analysis import Analysis, Analyzer, SourceInfo
-from engine.formats import UnknownFormat, make_parser
-from engine.inspector.parse_cursor import ParseCursor
-from engine.parse_model import ParseFailed
-from engine.policies import UnknownPolicy
-from engine.tools import ToolsError, parse_tools
+from callscope.engine.analysis import Analysis, Analyzer, SourceInfo
+from callscope.engine.formats import UnknownFormat, make_parser
+from callscope.engine.inspector.parse_cursor import ParseCursor
+from callscope.engine.parse_model import ParseFailed
+from callscope.engine.policies import UnknownPolicy
+from callscope.engine.tools import ToolsError, parse_tools
 
 
 class SourceError(Exception):
@@ -47,7 +46,7 @@ class FileSource:
         return Path(self.path).name
 
     def analyses(self, policy: str, format_id: str | None = None) -> list[Analysis]:
-        from engine.replay import load_analyses
+        from callscope.engine.replay import load_analyses
 
         try:
             found = load_analyses(self.path, policy, format_id or self.format_id)
@@ -76,7 +75,7 @@ class TextSource:
         return f"{self.name} ({self.format_id})"
 
     def analyses(self, policy: str, format_id: str | None = None) -> list[Analysis]:
-        from engine.replay_text import analyze_text
+        from callscope.engine.replay_text import analyze_text
 
         if not self.text:
             raise SourceError("the pasted text is empty")
@@ -169,14 +168,13 @@ def reanalyze(
         raise SourceError(str(exc)) from None
 
 
-def default_fixture(root: str | os.PathLike[str]) -> str | None:
+def default_fixture() -> str | None:
     """A shipped recording to open when no model can run (the first trace, else the first fixture)."""
-    folder = Path(root) / "fixtures"
-    if not folder.is_dir():
-        return None
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
-    for suffix in (".jsonl", ".trace", ".txt", ""):
+    from callscope.engine.shipped import shipped_fixtures
+
+    files = shipped_fixtures()
+    for suffix in (".jsonl", ".trace", ".txt"):
         for p in files:
-            if not suffix or p.suffix == suffix:
+            if p.suffix == suffix:
                 return str(p)
-    return None
+    return str(files[0]) if files else None

@@ -15,14 +15,14 @@ import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.analysis import Analysis
-from engine.inspector.chunks import ChunkIndex, time_text
-from engine.inspector.lanes import Lanes
-from engine.inspector.live import RUNNING
-from engine.inspector.parse_cursor import ParseCursor, StepDelta
-from engine.inspector.text_spans import TextSpans, TokenSpan
-from engine.inspector.timebase import Timebase
-from engine.parse_model import Parse
+from callscope.engine.analysis import Analysis
+from callscope.engine.inspector.chunks import ChunkIndex, time_text
+from callscope.engine.inspector.lanes import Lanes
+from callscope.engine.inspector.live import RUNNING
+from callscope.engine.inspector.parse_cursor import ParseCursor, StepDelta
+from callscope.engine.inspector.text_spans import TextSpans, TokenSpan
+from callscope.engine.inspector.timebase import Timebase
+from callscope.engine.parse_model import Parse
 
 
 @dataclass(slots=True)

@@ -31,9 +31,9 @@ import codecs
 import re
 from dataclasses import dataclass
 
-from engine.analysis import Analysis
-from engine.inspector.timebase import Timebase
-from engine.parse_model import (
+from callscope.engine.analysis import Analysis
+from callscope.engine.inspector.timebase import Timebase
+from callscope.engine.parse_model import (
     ArgumentsAppended,
     CallNamed,
     CallOpened,
@@ -42,7 +42,7 @@ from engine.parse_model import (
     ContentRevised,
     ReasoningAppended,
 )
-from engine.wire import CONTENT, FINISH, HEADER, REASONING, ROLE, WireChunk
+from callscope.engine.wire import CONTENT, FINISH, HEADER, REASONING, ROLE, WireChunk
 
 ARGUMENTS = "arguments"
 CALL = "call"

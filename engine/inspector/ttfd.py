@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.analysis import Analysis, StepTime
-from engine.inspector.timebase import Timebase
-from engine.report import ttfd_gain
-from engine.wire import WireChunk
+from callscope.engine.analysis import Analysis, StepTime
+from callscope.engine.inspector.timebase import Timebase
+from callscope.engine.report import ttfd_gain
+from callscope.engine.wire import WireChunk
 
 
 @dataclass(slots=True)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from engine.policies.atomic import AtomicPolicy
-from engine.policies.base import StreamingPolicy
-from engine.policies.incremental import IncrementalPolicy
-from engine.policies.llama_server import LlamaServerPolicy
+from callscope.engine.policies.atomic import AtomicPolicy
+from callscope.engine.policies.base import StreamingPolicy
+from callscope.engine.policies.incremental import IncrementalPolicy
+from callscope.engine.policies.llama_server import LlamaServerPolicy
 
 POLICIES: dict[str, type[StreamingPolicy]] = {
     cls.policy_id: cls for cls in (IncrementalPolicy, AtomicPolicy, LlamaServerPolicy)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from engine.parse_model import (
+from callscope.engine.parse_model import (
     ArgumentsAppended,
     CallNamed,
     CallOpened,
@@ -25,7 +25,7 @@ from engine.parse_model import (
     ParseFailed,
     ReasoningAppended,
 )
-from engine.wire import (
+from callscope.engine.wire import (
     CONTENT,
     FINISH,
     REASONING,
