@@ -1,10 +1,12 @@
 # Two commands a new user needs:  `make run`  (set up, then open callscope)
 #                                 `make test` (set up, then run the tests)
+# Options: NATIVE=1 builds llama.cpp for this CPU only (opt-in; the default build runs on any x86-64 with AVX2).
 VENV   ?= .venv
 PYTHON ?= python3
+NATIVE ?= 0
 BIN     = $(VENV)/bin
 
-.PHONY: run test setup system-deps bench screenshots lint clean
+.PHONY: run test setup system-deps llama llama-rebuild wheel-check bench screenshots lint desktop clean
 
 run: setup
 	$(BIN)/callscope gui
@@ -12,18 +14,32 @@ run: setup
 test: setup
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider
 
-setup: system-deps $(VENV)/.installed
+setup: system-deps llama $(VENV)/.installed
 
 # Debian libraries Qt needs to start (installed only when missing; needs root or sudo).
 system-deps:
 	@bash scripts/system-deps.sh
 
-$(VENV)/.installed: pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --upgrade pip >/dev/null
-	@echo "Installing callscope (the first install compiles llama-cpp-python: about 10 minutes on 2 cores)"
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# llama-cpp-python, built once per machine and flag set (portable unless NATIVE=1) and cached by its
+# flags under ~/.cache/callscope/wheels; swapped in when NATIVE changes. Runs before callscope's own
+# install, so pip finds it satisfied and never compiles (or reuses) a build of its own.
+llama: $(BIN)/python
+	@NATIVE=$(NATIVE) $(PYTHON) scripts/llama_wheel.py $(BIN)/python
+
+llama-rebuild: $(BIN)/python
+	NATIVE=$(NATIVE) $(PYTHON) scripts/llama_wheel.py $(BIN)/python --rebuild
+
+$(VENV)/.installed: pyproject.toml | llama
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $@
+
+# The built wheel in a fresh venv outside the checkout (tests/test_packaging.py does the same in `make test`).
+wheel-check: setup
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_packaging.py
 
 bench: setup
 	$(BIN)/callscope bench all
@@ -32,7 +48,11 @@ screenshots: setup
 	QT_QPA_PLATFORM=offscreen $(BIN)/python scripts/screenshots.py
 
 lint: setup
-	$(BIN)/ruff check app engine tests benchmarks
+	$(BIN)/ruff check app engine tests benchmarks scripts
+
+# A launcher entry and icon for the desktop menu (freedesktop; per user, no root).
+desktop: setup
+	$(BIN)/python scripts/install_desktop.py --exec "$(abspath $(BIN))/callscope gui"
 
 clean:
 	rm -rf $(VENV) build *.egg-info

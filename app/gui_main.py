@@ -28,6 +28,7 @@ from callscope.widgets import theme
 
 DEFAULT_FIXTURE = fixtures_dir() / "headline_701_tokens.jsonl"
 DEFAULT_TOOLS = resource("tools", "default.json")
+APP_ICON = resource("icons", "callscope.svg")
 SCREENSHOT_SIZE = (1400, 900)
 #: Set by `callscope bench gui`: print "shown <ms>" once the window is on screen, then quit.
 SHOWN_ENV = "CALLSCOPE_QUIT_WHEN_SHOWN"
@@ -65,6 +66,12 @@ def make_app(argv: list[str] | None = None) -> QApplication:
         app = QApplication(argv if argv is not None else [sys.argv[0]])
     app.setApplicationName("callscope")
     app.setOrganizationName("callscope")
+    app.setDesktopFileName("callscope")  # matches resources/callscope.desktop (`make desktop`)
+    if app.property("callscope_icon") is None:
+        from PySide6.QtGui import QIcon
+
+        app.setWindowIcon(QIcon(str(APP_ICON)))
+        app.setProperty("callscope_icon", True)
     if app.property("callscope_styled") is None:  # re-applying a style sheet re-polishes every widget
         app.setStyle("Fusion")
         app.setStyleSheet(theme.style_sheet())
@@ -113,6 +120,7 @@ def start_default_run(window) -> bool:
     from callscope.widgets.dialogs import RunValues
 
     tools_text = DEFAULT_TOOLS.read_text(encoding="utf-8") if DEFAULT_TOOLS.is_file() else ""
+    window.fallback_recording = default_fixture()
     from callscope.engine.decode.loop import SamplerSettings
 
     return window.start_run(RunValues(None, "auto", "incremental", DEFAULT_PROMPT, tools_text, "any", 256,

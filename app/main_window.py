@@ -398,6 +398,12 @@ class MainWindow(QMainWindow):
         self.stop_button.hide()
         self.phase_label.setText("run failed")
         self.errors.report("Run failed", gui_wording(message))
+        fallback, self.fallback_recording = self.fallback_recording, None
+        if fallback and (self.session.state is None or not self.session.current.steps):
+            self.open_path(fallback)  # the start-up demo could not run: show a recording instead of nothing
+
+    #: A recording to open if the start-up live run fails (a broken llama.cpp build): set by gui_main.
+    fallback_recording: str | None = None
 
     # ================================================================ captures
 

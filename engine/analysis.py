@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import bisect
 import codecs
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from callscope.engine.formats.base import FormatParser
+from callscope.engine.json_text import check
 from callscope.engine.parse_model import (
     CallNamed,
     CallRevised,
@@ -319,7 +319,7 @@ def _invalid_json_arguments(terminal: Parse, step: int) -> list[Violation]:
     found = []
     for index, call in enumerate(terminal.calls):
         try:
-            json.loads(call.arguments)
+            check(call.arguments)  # the grammar only: deep nesting and long integers are valid JSON
         except ValueError as exc:
             found.append(
                 Violation("invalid-json-arguments", step or None, f"final arguments are not valid JSON: {exc}", index)

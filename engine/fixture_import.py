@@ -29,7 +29,6 @@ becomes a ``parse-error`` violation at its step. Nothing in a file is executed.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -37,12 +36,16 @@ from typing import Any
 
 from callscope.engine.analysis import Analysis, Analyzer, SourceInfo
 from callscope.engine.files import read_utf8
+from callscope.engine.json_text import JSONLimitError, loads
 from callscope.engine.parse_model import Parse, ParsedCall, ParseFailed
 from callscope.engine.trace import TraceError
 from callscope.engine.wire import Violation
 
 FINAL = "final"
 THROW = "THROW"
+#: Longest byte-prefix length read: 18 digits is an exabyte, far past any generation, and keeps
+#: ``int()`` clear of Python's 4,300-digit conversion limit.
+MAX_PREFIX_DIGITS = 18
 _RECORD = re.compile(r"^\S+ (?:\d+|final) \S")
 
 
@@ -156,7 +159,7 @@ def _directive(line: str, where: str) -> tuple[str, str, str] | None:
 
 def _expect(value: str, where: str) -> dict[str, Any]:
     try:
-        expect = json.loads(value)
+        expect = loads(value)
     except ValueError as exc:
         raise FixtureError(f"{where}: @expect takes a JSON object ({exc})") from None
     if not isinstance(expect, dict):
@@ -168,7 +171,12 @@ def _marker(marker: str, where: str) -> int | None:
     if marker == FINAL:
         return None
     if not marker.isdecimal() or not marker.isascii():
-        raise FixtureError(f"{where}: expected a decimal byte-prefix length or 'final' as the marker, got {marker!r}")
+        raise FixtureError(f"{where}: expected a decimal byte-prefix length or 'final' as the marker, got {_clip(marker)!r}")
+    if len(marker.lstrip("0")) > MAX_PREFIX_DIGITS:
+        raise FixtureError(
+            f"{where}: byte-prefix length of {len(marker):,} digits; a prefix of a generation is at most "
+            f"{MAX_PREFIX_DIGITS} digits long"
+        )
     return int(marker)
 
 
@@ -190,7 +198,9 @@ def _payload(payload: str, where: str) -> Parse | ParseFailed:
     if payload == THROW or payload.startswith(THROW + " "):
         return ParseFailed(payload[len(THROW) :].strip() or "parser threw")
     try:
-        doc = json.loads(payload)
+        doc = loads(payload)
+    except JSONLimitError as exc:
+        raise FixtureError(f"{where}: payload is JSON past what callscope reads ({exc})") from None
     except ValueError as exc:
         raise FixtureError(f"{where}: payload is neither a JSON call array nor 'THROW <message>' ({exc})") from None
     if isinstance(doc, list):

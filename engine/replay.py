@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from callscope.engine.analysis import Analysis
-from callscope.engine.files import read_bytes
+from callscope.engine.files import decode_utf8, read_bytes, strip_bom
 from callscope.engine.fixture_import import Fixture, FixtureError, analyze_fixture, looks_like_fixture, parse_fixtures
 from callscope.engine.trace import TRACE_SCHEMA, Trace, TraceError, parse_trace
 from callscope.engine.trace_io import analyze_trace
@@ -67,15 +67,12 @@ def detect_kind(raw: bytes) -> str | None:
 def load_recording(path: str | os.PathLike[str]) -> Recording:
     """Read ``path`` and parse it as whatever its content says it is."""
     name = str(path)
-    raw = read_bytes(path, TraceError)
+    raw = strip_bom(read_bytes(path, TraceError), name, TraceError)
     kind = detect_kind(raw)
     if kind == TRACE:
         return Recording(TRACE, name, trace=parse_trace(raw, name))
     if kind == FIXTURE:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise FixtureError(f"{name}: not UTF-8 text (byte {exc.start}); a fixture is a text file") from None
+        text = decode_utf8(raw, name, FixtureError, "a fixture text file")
         return Recording(FIXTURE, name, fixtures=parse_fixtures(text, name))
     raise TraceError(f"{name} {NEITHER}" if raw.strip() else f"{name}: empty file; {NEITHER[3:]}")
 

@@ -8,6 +8,8 @@ from callscope.engine.analysis import Analysis, StepTime
 from callscope.engine.wire import chunk_json
 
 REPORT_SCHEMA = "callscope.report/1"
+#: Traces keep times to the microsecond; a first delta sooner than that is "at once".
+MS_RESOLUTION = 0.001
 
 
 def run_json(analysis: Analysis, include_chunks: bool = False) -> dict[str, Any]:
@@ -75,8 +77,8 @@ def ttfd_gain(analysis: Analysis) -> str | None:
     if s.step is None or a.step is None:
         return None
     if s.ms is not None and a.ms is not None:
-        if s.ms <= 0:
-            return "at once" if a.ms <= 0 else f"{a.ms / 1000:.1f} s sooner"
+        if s.ms < MS_RESOLUTION:  # at once, as far as a trace can tell (and no ratio overflows to inf)
+            return "at once" if a.ms < MS_RESOLUTION else f"{a.ms / 1000:.1f} s sooner"
         if a.ms / s.ms >= 1.5:
             return f"{format_ratio(a.ms / s.ms)} sooner"
         return f"{(a.ms - s.ms) / 1000:.2f} s sooner" if a.ms > s.ms else "no gain"

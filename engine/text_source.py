@@ -36,3 +36,24 @@ def split_steps(text: str, unit: str, size: int) -> Iterator[bytes]:
 def step_ms(step: int, rate: float | None) -> float | None:
     """Synthetic time of step ``step`` (1-based) at ``rate`` steps per second."""
     return None if rate is None else step * 1000.0 / rate
+
+
+def step_count(text: str, unit: str, size: int) -> int:
+    """How many pieces :func:`split_steps` cuts ``text`` into."""
+    length = len(text.encode("utf-8")) if unit == "byte" else len(text)
+    return -(-length // size)
+
+
+def rate_problem(text: str, unit: str, size: int, rate: float) -> str | None:
+    """Why ``rate`` cannot time ``text``'s steps, or None.
+
+    The synthetic times must be what a trace can hold (``engine.trace.MAX_MS``):
+    a rate so slow that the last step lands past it would give a report of
+    times no recording could store, and ``--record`` a trace that does not load.
+    """
+    from callscope.engine.trace import MAX_MS
+
+    last = step_ms(step_count(text, unit, size), rate)
+    if last is not None and last > MAX_MS:
+        return f"--rate {rate:g} puts the last of {step_count(text, unit, size):,} steps at {last:g} ms, past the 1e12 ms (31 years) a trace holds"
+    return None

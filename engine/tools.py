@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from callscope.engine.files import parse_json, read_utf8
+from callscope.engine.files import parse_json, read_document
 
 
 class ToolsError(ValueError):
@@ -61,7 +61,7 @@ def parse_tools(text: str, origin: str = "tools") -> list[dict[str, Any]]:
 
 
 def load_tools(path: str | Path) -> list[dict[str, Any]]:
-    return parse_tools(read_utf8(path, ToolsError, "a JSON tools file"), str(path))
+    return parse_tools(read_document(path, ToolsError, "a JSON tools file"), str(path))
 
 
 def tool_names(tools: list[dict[str, Any]]) -> list[str]:

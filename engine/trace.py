@@ -27,23 +27,29 @@ The file is JSON Lines, one record per line, each an object with a ``type``:
     end record is truncated (the recorder crashed or was killed): it still loads.
 
 Reading never evaluates anything from the file: JSON is parsed with
-:func:`json.loads` and every field is type-checked.
+:func:`engine.json_text.loads` (any nesting depth) and every field is
+type-checked. ``ms`` must be a finite number from 0 to :data:`MAX_MS` that never
+decreases from one record to the next: the recorder stamps records in order on
+a monotonic clock, so NaN, a negative or a backwards time means the file is
+corrupt, and it is refused with ``file:line`` rather than reported as a
+negative time to first delta. A leading UTF-8 byte-order mark is accepted.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
+import math
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from callscope.engine.bulk import gc_paused
-from callscope.engine.files import read_bytes
+from callscope.engine.files import read_bytes, strip_bom
+from callscope.engine.json_text import DOCUMENT_DEPTH, JSONLimitError, deeper_than, dumps, loads
 
 TRACE_SCHEMA = "callscope.trace/1"
 #: Every trace schema version this reader understands.
@@ -56,6 +62,11 @@ UNITS = ("token", "char", "byte", "chunk")
 END_CAUSES = ("stop", "length", "cancelled", "error")
 
 RECORD_TYPES = ("header", "step", "line", "end")
+
+#: Latest time a record may carry: about 31.7 years after the request. Nothing recorded comes
+#: close; the bound keeps every time, difference and ratio derived from a trace a finite float
+#: that plots and formats (``1e308`` ms would not).
+MAX_MS = 1e12
 
 
 class TraceError(ValueError):
@@ -86,7 +97,9 @@ class TraceHeader:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "header", "schema": TRACE_SCHEMA, **asdict(self)}
+        # shallow, not dataclasses.asdict: that copies nested values recursively, and tools or
+        # messages from a user's file may nest deeper than Python's recursion limit
+        return {"type": "header", "schema": TRACE_SCHEMA, **{f.name: getattr(self, f.name) for f in fields(self)}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +177,8 @@ def _round_ms(ms: float | None) -> float | None:
 
 
 def _dumps(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    """One record's line; any depth (a header's tools may nest deeply)."""
+    return dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
 class TraceWriter:
@@ -242,6 +256,12 @@ class TraceWriter:
         if self._file is not None:
             self._file.flush()
 
+    def flush(self) -> None:
+        """Hand everything written so far to the OS now (a writer that batches records decides when)."""
+        if self._file is not None:
+            self._file.flush()
+            self._flushed_at = time.monotonic()
+
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
@@ -270,7 +290,7 @@ def is_trace_header_line(line: str | bytes) -> bool:
     if not line.startswith("{"):
         return False
     try:
-        record = json.loads(line)
+        record = loads(line)
     except ValueError:
         return False
     return (
@@ -287,6 +307,7 @@ def read_trace(path: str | os.PathLike[str]) -> Trace:
 
 def parse_trace(raw: bytes, origin: str = "<trace>") -> Trace:
     """Parse the bytes of a trace file (see :func:`read_trace`)."""
+    raw = strip_bom(raw, origin, TraceError)
     with gc_paused():
         return _parse_trace(raw, origin)
 
@@ -296,6 +317,7 @@ def _parse_trace(raw: bytes, origin: str) -> Trace:
     # A file that ends without a newline had its last record cut off only if that record is not valid JSON.
     last_unterminated = not raw.endswith(b"\n")
     trace: Trace | None = None
+    latest = 0.0  # the latest "ms" so far: times never go back
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -309,7 +331,9 @@ def _parse_trace(raw: bytes, origin: str) -> Trace:
                 break
             raise TraceError(f"{where}: not UTF-8 text (byte {exc.start}); expected one JSON record per line") from None
         try:
-            record = json.loads(text)
+            record = loads(text)
+        except JSONLimitError as exc:  # valid JSON, and complete: not a record cut off by a crash
+            raise TraceError(f"{where}: a record past what callscope reads ({exc})") from None
         except ValueError as exc:
             if trace is not None and is_last and last_unterminated:
                 trace.partial_last_line = True  # a crash mid-write: keep what came before
@@ -325,7 +349,14 @@ def _parse_trace(raw: bytes, origin: str) -> Trace:
         if trace is None:
             trace = Trace(_header(record, where), path=origin)
             continue
-        _add_record(trace, record, where)
+        ms = _add_record(trace, record, where)
+        if ms is not None:
+            if ms < latest:
+                raise TraceError(
+                    f'{where}: "ms" goes back in time ({ms:g} after {latest:g}); expected milliseconds since '
+                    "the request on a monotonic clock, never decreasing"
+                )
+            latest = ms
     if trace is None:
         raise TraceError(f'{origin}: empty file; expected a header record with "schema": "{TRACE_SCHEMA}"')
     return trace
@@ -344,9 +375,9 @@ def _header(record: dict[str, Any], where: str) -> TraceHeader:
             f'{where}: not a callscope trace: the first record has no "schema" (expected "{TRACE_SCHEMA}")'
         )
     if schema not in KNOWN_SCHEMAS:
-        raise TraceError(f"{where}: unknown trace schema {schema!r}; known versions: {', '.join(KNOWN_SCHEMAS)}")
+        raise TraceError(f"{where}: unknown trace schema {_shown(schema)}; known versions: {', '.join(KNOWN_SCHEMAS)}")
     if record.get("type", "header") != "header":
-        raise TraceError(f"{where}: expected the header record first, got a {record.get('type')!r} record")
+        raise TraceError(f"{where}: expected the header record first, got a {_shown(record.get('type'))} record")
     header = TraceHeader(created=_opt(record, "created", str, where) or "")
     header.source = _choice(record, "source", SOURCES, where, "text")
     header.unit = _choice(record, "unit", UNITS, where, "token")
@@ -368,13 +399,16 @@ def _opt(record: dict[str, Any], key: str, kind: type, where: str) -> Any:
     if value is not None and not isinstance(value, kind):
         expected = {str: "a string", list: "an array", dict: "an object"}[kind]
         raise TraceError(f'{where}: header field "{key}" must be {expected} or null, got {_kind(value)}')
+    if kind is not str and value is not None and deeper_than(value, DOCUMENT_DEPTH):
+        # tools and messages are documents: held to the depth the code that renders them can take
+        raise TraceError(f'{where}: header field "{key}" nests deeper than {DOCUMENT_DEPTH} levels')
     return value
 
 
 def _choice(record: dict[str, Any], key: str, allowed: tuple[str, ...], where: str, default: str) -> str:
     value = record.get(key, default)
     if value not in allowed:
-        raise TraceError(f'{where}: header field "{key}" must be one of {", ".join(allowed)}, got {value!r}')
+        raise TraceError(f'{where}: header field "{key}" must be one of {", ".join(allowed)}, got {_shown(value)}')
     return value
 
 
@@ -384,32 +418,60 @@ def _ms(record: dict[str, Any], where: str) -> float | None:
         return None
     if isinstance(ms, bool) or not isinstance(ms, (int, float)):
         raise TraceError(f'{where}: "ms" must be a number of milliseconds or null, got {_kind(ms)}')
-    return float(ms)
+    try:
+        value = float(ms)
+    except OverflowError:  # an integer with hundreds of digits
+        value = math.inf
+    if not 0.0 <= value <= MAX_MS:  # also false for NaN and the infinities (1e400 reads as one)
+        raise TraceError(
+            f'{where}: "ms" must be milliseconds since the request, from 0 to 1e12 (about 31 years), '
+            f"got {_number_text(ms)}"
+        )
+    return value
 
 
-def _add_record(trace: Trace, record: dict[str, Any], where: str) -> None:
+def _number_text(value: int | float) -> str:
+    """A number from a trace as its JSON spelling (``NaN``, ``Infinity``; 1e400 was read as Infinity)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        if math.isnan(value):
+            return "NaN"
+        return ("" if value > 0 else "-") + "Infinity (or a number too large for a float, like 1e400)"
+    return f"{value:g}" if isinstance(value, float) else _shown(value)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters: an error line stays one short line whatever the file holds."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _add_record(trace: Trace, record: dict[str, Any], where: str) -> float | None:
+    """Add one step, line or end record to ``trace``; return its ``ms``."""
     kind = record.get("type")
     if trace.end is not None:
-        raise TraceError(f"{where}: a {kind!r} record after the end record; expected nothing after it")
+        raise TraceError(f"{where}: a {_shown(kind)} record after the end record; expected nothing after it")
     if kind == "step":
-        trace.steps.append(_step(record, where))
-    elif kind == "line":
+        step = _step(record, where)
+        trace.steps.append(step)
+        return step.ms
+    if kind == "line":
         line = record.get("line")
         if not isinstance(line, str):
             raise TraceError(f'{where}: a line record needs "line": the received SSE line as a string')
         trace.lines.append(TraceLine(_ms(record, where), line))
-    elif kind == "end":
+        return trace.lines[-1].ms
+    if kind == "end":
         cause = record.get("cause")
         if cause not in END_CAUSES:
-            raise TraceError(f'{where}: end record "cause" must be one of {", ".join(END_CAUSES)}, got {cause!r}')
+            raise TraceError(f'{where}: end record "cause" must be one of {", ".join(END_CAUSES)}, got {_shown(cause)}')
         detail = record.get("detail")
         if detail is not None and not isinstance(detail, str):
             raise TraceError(f'{where}: end record "detail" must be a string or null, got {_kind(detail)}')
         trace.end = TraceEnd(cause, _ms(record, where), detail)
-    elif kind == "header":
+        return trace.end.ms
+    if kind == "header":
         raise TraceError(f"{where}: a second header record; expected step, line or end records after the header")
-    else:
-        raise TraceError(f"{where}: unknown record type {kind!r}; expected one of: step, line, end")
+    raise TraceError(f"{where}: unknown record type {_shown(kind)}; expected one of: step, line, end")
 
 
 def _step(record: dict[str, Any], where: str) -> TraceStep:

@@ -3,7 +3,9 @@
 It runs asyncio streams in a background thread and plays a named
 :class:`Scenario` per request path (``/s/<name>/...``), so each test sees
 exactly the bytes it set up, with the pauses, aborts and stalls it asked for.
-All traffic stays on 127.0.0.1 and every wait is bounded.
+``{AUTH}`` in a scenario's lines, body, tail or drip is replaced by the
+request's Authorization header, as a careless server echoes it back.
+All traffic stays on 127.0.0.1 and every wait is bounded (``max_s``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ class Scenario:
     body: bytes = b""  # for non-streaming answers
     end: str = "clean"  # clean | abort (no terminating chunk) | stall (then close)
     stall_s: float = 3.0
+    tail: bytes = b""  # raw bytes after the lines, e.g. a last line without its newline
+    drip: bytes = b""  # then these bytes, one HTTP chunk of one byte every ``drip_s`` (a trickling server)
+    drip_s: float = 0.05
+    max_s: float = 10.0  # the answer is cut off after this long, whatever it is doing
 
 
 class CannedServer:
@@ -83,7 +89,7 @@ class CannedServer:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            await asyncio.wait_for(self._serve(reader, writer), 10)
+            await asyncio.wait_for(self._serve(reader, writer), self._longest())
         except (TimeoutError, ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
         finally:
@@ -109,13 +115,22 @@ class CannedServer:
         scenario = self.scenarios.get(parts[2] if len(parts) > 2 and parts[1] == "s" else "")
         if scenario is None:
             scenario = Scenario(status=404, content_type="application/json", body=b'{"error": "no such scenario"}')
-        reason = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}.get(scenario.status, "Status")
+        auth = headers.get("authorization", "")
+        echo = auth.encode("latin-1")
+        reason = {200: "OK", 401: "Unauthorized", 404: "Not Found", 503: "Service Unavailable"}.get(
+            scenario.status, "Status")
         if scenario.status != 200 or not scenario.content_type.startswith("text/event-stream"):
+            answer = scenario.body.replace(b"{AUTH}", echo)
+            drip = scenario.drip.replace(b"{AUTH}", echo)
             writer.write(
                 f"HTTP/1.1 {scenario.status} {reason}\r\ncontent-type: {scenario.content_type}\r\n"
-                f"content-length: {len(scenario.body)}\r\nconnection: close\r\n\r\n".encode() + scenario.body
+                f"content-length: {len(answer) + len(drip)}\r\nconnection: close\r\n\r\n".encode() + answer
             )
             await writer.drain()
+            for byte in drip:  # a body that trickles in
+                await asyncio.sleep(scenario.drip_s)
+                writer.write(bytes([byte]))
+                await writer.drain()
             return
         writer.write(
             f"HTTP/1.1 200 OK\r\ncontent-type: {scenario.content_type}\r\n"
@@ -124,8 +139,16 @@ class CannedServer:
         for pause, line in scenario.lines:
             if pause:
                 await asyncio.sleep(pause)
-            payload = (line + "\n\n").encode()
+            payload = (line.replace("{AUTH}", auth) + "\n\n").encode()
             writer.write(b"%x\r\n%s\r\n" % (len(payload), payload))
+            await writer.drain()
+        if scenario.tail:
+            tail = scenario.tail.replace(b"{AUTH}", echo)
+            writer.write(b"%x\r\n%s\r\n" % (len(tail), tail))
+            await writer.drain()
+        for byte in scenario.drip.replace(b"{AUTH}", echo):
+            await asyncio.sleep(scenario.drip_s)
+            writer.write(b"1\r\n%c\r\n" % byte)
             await writer.drain()
         if scenario.end == "clean":
             writer.write(b"0\r\n\r\n")
@@ -133,6 +156,10 @@ class CannedServer:
         elif scenario.end == "stall":
             await asyncio.sleep(scenario.stall_s)
         # "abort": close without the terminating zero-length chunk
+
+    def _longest(self) -> float:
+        """The handler's bound: the longest any scenario may run (10 s unless one asks for more)."""
+        return max([10.0, *(s.max_s for s in self.scenarios.values())])
 
 
 # ====================================================================== canned chunks

@@ -124,8 +124,12 @@ def test_plain_chat_stream_is_clean(llama_server):
 
 def test_auto_tool_choice_stream_is_reported_truncated(llama_server):
     result = capture_sync(request(llama_server, tools=TOOLS, tool_choice="auto"))
-    assert result.status == 200 and result.lines == []
+    # No event at all. On a loaded machine the server may first send its keep-alive comment
+    # (": ping - <time>", after 15 s): a comment is recorded, but it is not data.
+    assert result.status == 200
+    assert all(line.startswith(":") for _, line in result.lines), result.lines
     analysis = analyze_capture_result(result)
+    assert analysis.steps == []
     assert [v.rule for v in analysis.violations] == ["stream-truncated"]
     assert "without sending a single data line" in analysis.violations[0].detail
 

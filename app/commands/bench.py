@@ -1,4 +1,4 @@
-"""`callscope bench parse|replay|decode|gui|capture|all`: the speed and memory benchmarks.
+"""`callscope bench parse|replay|decode|gui|capture|cli|all`: the speed and memory benchmarks.
 
 Benchmarks report ratios measured side by side in one run; they are never
 timed assertions in tests (shared machines are noisy). Each bench module
@@ -19,6 +19,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "decode": ("callscope.engine.decode.bench", "callscope's decode loop against a bare Llama.generate loop"),
     "gui": ("callscope.bench_gui", "offscreen window: event-loop stalls during replay, cursor jump time"),
     "capture": ("callscope.engine.capture.bench", "loopback SSE capture throughput against a bare httpx reader"),
+    "cli": ("callscope.bench_cli", "start-up: callscope --version and replay against a bare python, whole processes"),
 }
 
 
@@ -26,15 +27,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     listing = "; ".join(f"{name}: {what}" for name, (_, what) in BENCHES.items())
     p = sub.add_parser(
         "bench",
-        help="run a benchmark (parse, replay, decode, gui, capture, all)",
+        help="run a benchmark (parse, replay, decode, gui, capture, cli, all)",
         description=f"Speed and memory benchmarks. {listing}.",
     )
     p.add_argument("which", choices=[*BENCHES, "all"], help="which benchmark")
     p.add_argument("--json", action="store_true", help="machine-readable output where supported")
+    p.add_argument(
+        "--builds", metavar="A,B", help="decode only: compare llama.cpp builds side by side instead (flag sets built by "
+        "scripts/llama_wheel.py, e.g. portable,native, or wheel files), alternating processes")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.builds is not None:
+        if args.which != "decode":
+            raise CliError("--builds only applies to `bench decode`")
+        return _compare_builds(args)
     names = list(BENCHES) if args.which == "all" else [args.which]
     for name in names:
         module_name, _ = BENCHES[name]
@@ -43,4 +51,20 @@ def run(args: argparse.Namespace) -> int:
         except ImportError as exc:
             raise CliError(f"the {name} benchmark is not available: {exc}") from None
         module.run(as_json=args.json)
+    return 0
+
+
+def _compare_builds(args: argparse.Namespace) -> int:
+    import json
+
+    from callscope.engine.decode import bench
+
+    specs = [s.strip() for s in args.builds.split(",") if s.strip()]
+    if len(specs) < 2:
+        raise CliError("--builds needs at least two builds, e.g. portable,native")
+    try:
+        result = bench.measure_builds(specs)
+    except (ValueError, RuntimeError) as exc:
+        raise CliError(str(exc)) from None
+    print(json.dumps(result, indent=2) if args.json else "\n".join(bench.builds_report_lines(result)))
     return 0

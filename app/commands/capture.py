@@ -2,8 +2,10 @@
 
 An inspector: exit 0 even when the stream breaks rules (``--strict`` exits 1
 then, for other projects' CI). A capture that fails (refused, DNS, TLS, HTTP
-error, not an event stream, closed or stalled mid-stream) prints what was
-received, keeps the recording, and exits 2 with one line saying why.
+error, not an event stream, closed or stalled mid-stream, past ``--deadline``)
+prints what was received, keeps the recording, and exits 2 with one line
+saying why. Ctrl-C or SIGTERM stop it the same way, exit 130. The API key and
+URL credentials appear in none of it (:mod:`engine.capture.redact`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import sys
 from pathlib import Path
 
 from callscope.commands.common import CliError, add_report_options, print_report
-from callscope.engine.capture.client import capture_sync
+from callscope.engine.capture.client import CaptureResult, capture_sync
 from callscope.engine.capture.conformance import DEFAULT_ATOMIC_SILENCE_MS
 from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_result
+from callscope.engine.capture.redact import api_key
 from callscope.engine.capture.request import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_CONNECT_TIMEOUT,
@@ -23,6 +26,8 @@ from callscope.engine.capture.request import (
     CaptureRequest,
     RequestError,
     build_body,
+    check_api_key_env,
+    check_seconds,
     endpoint_url,
 )
 
@@ -46,10 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     how = p.add_argument_group("connection")
     how.add_argument(
         "--api-key-env",
-        default=DEFAULT_API_KEY_ENV,
         metavar="VAR",
-        help=f"environment variable holding the API key, sent as a bearer token (default {DEFAULT_API_KEY_ENV}); "
-        "the key is never recorded or printed",
+        help=f"environment variable holding the API key, sent as a bearer token (default {DEFAULT_API_KEY_ENV}, "
+        "if set; a VAR given here must be set); the key is masked wherever it appears, even echoed by the server",
     )
     how.add_argument("--insecure", action="store_true", help="do not verify the server's TLS certificate")
     how.add_argument(
@@ -66,6 +70,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help=f"seconds to wait for the connection (default {DEFAULT_CONNECT_TIMEOUT:g})",
     )
+    how.add_argument(
+        "--deadline",
+        type=float,
+        metavar="S",
+        help="total seconds for the whole response, connect to last byte (default: none); --timeout is per read, "
+        "so only this stops a server that drips; when it passes the capture fails (exit 2), keeping what arrived",
+    )
     p.add_argument("--record", metavar="OUT", help="write every received line to a callscope.trace/1 capture trace")
     p.add_argument(
         "--atomic-silence",
@@ -79,12 +90,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
+def check_durations(args: argparse.Namespace) -> None:
+    """Every duration a finite number of seconds: ``nan`` passes ``<= 0`` checks, ``inf`` means never."""
+    try:
+        check_seconds(args.timeout, "--timeout")
+        check_seconds(args.connect_timeout, "--connect-timeout")
+        check_seconds(args.deadline, "--deadline", none_ok=True)
+        check_seconds(args.atomic_silence, "--atomic-silence", zero_ok=True)
+    except RequestError as exc:
+        raise CliError(str(exc)) from None
+
+
+def key_variable(args: argparse.Namespace) -> str:
+    """The key variable's name: a name given with --api-key-env must be set (the user asked for a key)."""
+    name = args.api_key_env if args.api_key_env is not None else DEFAULT_API_KEY_ENV
+    try:
+        check_api_key_env(name)
+    except RequestError as exc:
+        raise CliError(f"--api-key-env: {exc}") from None
+    if args.api_key_env is not None and not api_key(name):
+        raise CliError(f"--api-key-env: ${name} is not set (or empty); export the key in it first")
+    return name
+
+
 def build_request(args: argparse.Namespace) -> CaptureRequest:
-    for option in ("timeout", "connect_timeout"):
-        if getattr(args, option) <= 0:
-            raise CliError(f"--{option.replace('_', '-')} must be positive")
+    check_durations(args)
     if args.max_tokens is not None and args.max_tokens <= 0:
         raise CliError("--max-tokens must be positive")
+    key_env = key_variable(args)
     try:
         url = endpoint_url(args.url)
         body = build_body(
@@ -101,17 +134,22 @@ def build_request(args: argparse.Namespace) -> CaptureRequest:
     return CaptureRequest(
         url,
         body,
-        api_key_env=args.api_key_env,
+        api_key_env=key_env,
         insecure=args.insecure,
         connect_timeout=args.connect_timeout,
         read_timeout=args.timeout,
+        deadline=args.deadline,
     )
+
+
+def failure(result: CaptureResult, recorder: CaptureRecorder | None) -> str | None:
+    """Why the command fails (exit 2), in one line: the capture's error, the recording's, or both."""
+    problems = [m for m in (result.error_message, recorder.failed if recorder else None) if m]
+    return "; ".join(problems) or None
 
 
 def run(args: argparse.Namespace) -> int:
     request = build_request(args)
-    if args.atomic_silence < 0:
-        raise CliError("--atomic-silence must not be negative")
     recorder = None
     if args.record:
         try:
@@ -128,15 +166,17 @@ def run(args: argparse.Namespace) -> int:
         recorder.finish(result)
     name = Path(args.record).stem if args.record else "capture"
     analysis = analyze_capture_result(result, name, atomic_silence_ms=args.atomic_silence * 1000)
+    why = failure(result, recorder)
     if result.error is not None and not analysis.steps:
-        raise CliError(result.error.message)
+        raise CliError(why or result.error.message)
     print_report([analysis], args)
     sys.stdout.flush()
     if result.cancelled:
-        print("callscope capture: interrupted; reported what was received", file=sys.stderr)
+        lost = f"; {recorder.failed}" if recorder is not None and recorder.failed else ""
+        print(f"callscope capture: interrupted; reported what was received{lost}", file=sys.stderr)
         return 130
-    if result.error is not None:
-        raise CliError(result.error.message)
+    if why is not None:
+        raise CliError(why)
     if args.strict and analysis.violations:
         return 1
     return 0

@@ -1,18 +1,18 @@
-"""What several sub-commands share: errors, report output, reading inputs."""
+"""What several sub-commands share: errors, report output, reading inputs.
+
+``callscope.cli`` imports this module for :class:`CliError` before it knows
+the verb, so it imports nothing of the engine at the top: each helper imports
+what it uses (``--version`` must not pay for the analysis engine).
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from callscope.engine.analysis import Analysis
-from callscope.engine.files import read_utf8
-from callscope.engine.formats import FORMAT_IDS, UnknownFormat
-from callscope.engine.policies import POLICY_IDS
-from callscope.engine.report import chunks_text, report_json, summary_text
-from callscope.engine.tools import ToolsError, load_tools
+if TYPE_CHECKING:
+    from callscope.engine.analysis import Analysis
 
 
 class CliError(Exception):
@@ -29,18 +29,24 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_policy_option(parser: argparse.ArgumentParser, default: str = "incremental") -> None:
+    from callscope.engine.policies import POLICY_IDS
+
     parser.add_argument(
         "--policy", default=default, help=f"streaming policy: {' | '.join(POLICY_IDS)} (default {default})"
     )
 
 
 def check_policy(policy: str) -> str:
+    from callscope.engine.policies import POLICY_IDS
+
     if policy not in POLICY_IDS:
         raise CliError(f"unknown policy {policy!r}; known policies: {', '.join(POLICY_IDS)}")
     return policy
 
 
 def check_format(format_id: str) -> str:
+    from callscope.engine.formats import FORMAT_IDS, UnknownFormat
+
     if format_id not in FORMAT_IDS:
         raise CliError(str(UnknownFormat(format_id)))
     return format_id
@@ -49,6 +55,8 @@ def check_format(format_id: str) -> str:
 def read_tools(path: str | None) -> list[dict[str, Any]] | None:
     if path is None:
         return None
+    from callscope.engine.tools import ToolsError, load_tools
+
     try:
         return load_tools(path)
     except ToolsError as exc:
@@ -56,20 +64,29 @@ def read_tools(path: str | None) -> list[dict[str, Any]] | None:
 
 
 def read_text(path: str, what: str = "file") -> str:
-    """A UTF-8 text file's contents (``-`` reads standard input); any failure is one CliError line."""
+    """A UTF-8 text file's contents (``-`` reads standard input as bytes, bounded like a file, and
+    names ``<stdin>`` and the byte offset of bad UTF-8); any failure is one CliError line."""
+    from callscope.engine.files import decode_utf8, read_stdin, read_utf8
+
     if path == "-":
-        try:
-            return sys.stdin.read()
-        except UnicodeDecodeError as exc:
-            raise CliError(f"cannot read {what} from standard input: not UTF-8 text (byte {exc.start})") from None
+        return decode_utf8(read_stdin(CliError), "<stdin>", CliError, what)
     return read_utf8(path, CliError, what)
 
 
 def print_report(analyses: list[Analysis], args: argparse.Namespace) -> None:
     """``--json``: the report document; otherwise a readable summary per run (plus chunks with --chunks)."""
+    from callscope.engine.report import chunks_text, report_json, summary_text
+
     if getattr(args, "json", False):
-        json.dump(report_json(analyses, include_chunks=getattr(args, "chunks", False)), sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        from callscope.engine.json_text import dumps
+
+        # built whole first, and never with NaN: a report either prints as valid JSON or not at all
+        report = report_json(analyses, include_chunks=getattr(args, "chunks", False))
+        try:
+            text = dumps(report, ensure_ascii=False, indent=2, allow_nan=False)
+        except ValueError as exc:
+            raise CliError(f"cannot print the report as JSON: {exc}") from None
+        sys.stdout.write(text + "\n")
         return
     for i, analysis in enumerate(analyses):
         if i:

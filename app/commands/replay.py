@@ -12,8 +12,10 @@ from callscope.commands.common import (
     check_policy,
     print_report,
 )
+from callscope.commands.status import StatusLine, large_input, megabytes
+from callscope.engine.analysis import Analysis
 from callscope.engine.formats import FORMAT_IDS
-from callscope.engine.replay import load_analyses
+from callscope.engine.replay import Recording, analyze_recording, load_recording
 from callscope.engine.shipped import resolve_recording
 from callscope.engine.trace import TraceError
 
@@ -41,8 +43,32 @@ def run(args: argparse.Namespace) -> int:
     if args.format is not None:
         check_format(args.format)
     try:
-        analyses = load_analyses(resolve_recording(args.file), args.policy, args.format, args.name)
+        with StatusLine.for_args(args) as status:  # erased before the report or an error line
+            analyses = load_and_analyse(resolve_recording(args.file), args, status)
     except TraceError as exc:
         raise CliError(str(exc)) from None
     print_report(analyses, args)
     return 0
+
+
+def load_and_analyse(path: str, args: argparse.Namespace, status: StatusLine) -> list[Analysis]:
+    """Read, then analyse the recording; a large file names each step on the status line as it goes."""
+    size = large_input(path) if status.enabled else None
+    if size is not None:
+        status.show(f"reading {path} ({megabytes(size)})...", elapsed=True)
+    recording = load_recording(path)
+    if size is not None:
+        status.show(f"analysing {_contents(recording)} of {path}...", elapsed=True)
+    return analyze_recording(recording, args.policy, args.format, args.name)
+
+
+def _contents(recording: Recording) -> str:
+    """``100,000 steps`` / ``3 fixtures`` / ``5,000 received lines``: how much there is to analyse."""
+    if recording.fixtures is not None:
+        return f"{len(recording.fixtures):,} fixtures"
+    trace = recording.trace
+    if trace is None:
+        return "the recording"
+    if not trace.steps and trace.lines:
+        return f"{len(trace.lines):,} received lines"
+    return f"{len(trace.steps):,} steps"

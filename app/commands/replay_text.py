@@ -16,9 +16,10 @@ from callscope.commands.common import (
     read_text,
     read_tools,
 )
+from callscope.commands.status import StatusLine, large_input, megabytes
 from callscope.engine.formats import FORMAT_IDS
 from callscope.engine.replay_text import analyze_text
-from callscope.engine.text_source import BadStep, parse_step
+from callscope.engine.text_source import BadStep, parse_step, rate_problem
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,10 +55,17 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     tools = read_tools(args.tools)
     text = read_text(args.file, "a UTF-8 text file")
-    analysis = analyze_text(
-        text, args.format, args.policy, tools, unit, size, args.rate, name="stdin" if args.file == "-" else Path(args.file).stem, path=args.file,
-        thinking=args.thinking,
-    )
+    problem = rate_problem(text, unit, size, args.rate) if args.rate is not None else None
+    if problem is not None:
+        raise CliError(problem)
+    with StatusLine.for_args(args) as status:  # a large generation takes seconds: say so, erase before the report
+        large = large_input(args.file) if status.enabled and args.file != "-" else None
+        if large is not None:
+            status.show(f"analysing {args.file} ({megabytes(large)})...", elapsed=True)
+        analysis = analyze_text(
+            text, args.format, args.policy, tools, unit, size, args.rate, name="stdin" if args.file == "-" else Path(args.file).stem, path=args.file,
+            thinking=args.thinking,
+        )
     if args.record:
         from callscope.engine.trace_io import write_analysis_trace  # issue 3: traces
 

@@ -22,75 +22,21 @@ from callscope.commands.common import (
     add_report_options,
     check_policy,
     print_report,
-    read_tools,
 )
+from callscope.commands.request import (  # shared with `callscope prompt`
+    add_request_options,
+    check_format_option,
+    read_request,
+    read_template,
+)
+from callscope.commands.status import StatusLine
 from callscope.engine.decode.errors import DecodeError
 from callscope.engine.decode.grammar import ANY, MISTRAL_ARRAY, MISTRAL_FORMS, OFF
 from callscope.engine.decode.loop import SamplerSettings
-from callscope.engine.decode.messages import default_messages, load_messages
-from callscope.engine.decode.prompting import AUTO, check_format_choice
-from callscope.engine.decode.templates import ChatTemplate, load_template_file
-from callscope.engine.formats import FORMAT_IDS
-from callscope.engine.report import format_seconds, plural
-from callscope.engine.shipped import resource
+from callscope.engine.decode.model import ModelInfo
+from callscope.engine.decode.progress import DecodeProgress
 
-DEFAULT_TOOLS = resource("tools", "default.json")
 _DEFAULT_SAMPLER = SamplerSettings()
-
-
-# ------------------------------------------------------------ shared options
-
-
-def add_request_options(p: argparse.ArgumentParser) -> None:
-    """Options ``run`` and ``prompt`` share: what to render and with which template/format."""
-    p.add_argument(
-        "--format", default=AUTO, help=f"wire format: auto (detect from the template) | {' | '.join(FORMAT_IDS)}"
-    )
-    p.add_argument("--template", metavar="FILE", help="render with this Jinja chat template (or tokenizer_config.json)")
-    p.add_argument("--prompt", help="the user message (default: a question that asks for the sample tools)")
-    p.add_argument(
-        "--messages", metavar="FILE", help="JSON messages array, or a chat request body with messages (+tools)"
-    )
-    p.add_argument(
-        "--tools", metavar="FILE", help="OpenAI tools array (default: the shipped resources/tools/default.json)"
-    )
-
-
-def read_request(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
-    """Messages and tools from ``--messages``/``--prompt``/``--tools`` (defaults: the demo request)."""
-    tools_from_request = None
-    if args.messages:
-        try:
-            messages, tools_from_request = load_messages(args.messages)
-        except DecodeError as exc:
-            raise CliError(str(exc)) from None
-        if args.prompt is not None:
-            messages = [*messages, {"role": "user", "content": args.prompt}]
-    else:
-        messages = default_messages(args.prompt)
-    if args.tools:
-        tools = read_tools(args.tools)
-    elif tools_from_request is not None:
-        tools = tools_from_request
-    else:
-        tools = read_tools(str(DEFAULT_TOOLS))
-    return messages, tools
-
-
-def read_template(path: str | None) -> ChatTemplate | None:
-    if path is None:
-        return None
-    try:
-        return load_template_file(path)
-    except DecodeError as exc:
-        raise CliError(str(exc)) from None
-
-
-def check_format_option(format_id: str) -> str:
-    try:
-        return check_format_choice(format_id)
-    except DecodeError as exc:
-        raise CliError(str(exc)) from None
 
 
 # -------------------------------------------------------------------- run
@@ -166,14 +112,18 @@ def run(args: argparse.Namespace) -> int:
         record=args.record,
         name="run",
     )
+    status = StatusLine.for_args(args)
+    progress = _StatusProgress(status, settings.max_tokens) if status.enabled else None
     try:
-        model = load_model(args.model, n_ctx=args.ctx, seed=args.seed)
-        live = LiveRun(model, settings)
+        with status:  # erased before any error line
+            model = load_model(args.model, n_ctx=args.ctx, seed=args.seed, progress=progress)
+            live = LiveRun(model, settings)
     except DecodeError as exc:
-        raise CliError(str(exc)) from None
+        # A llama.cpp build that cannot run here is not the user's input: exit 1, like a failed generation.
+        raise CliError(str(exc), exit_code=1 if type(exc).__name__ == "BackendBroken" else 2) from None
     try:
-        with _cancel_on_interrupt() as stop:
-            result = live.run(stop)
+        with _cancel_on_interrupt() as stop, status:  # erased before the report
+            result = live.run(stop, progress=progress)
     except OSError as exc:  # the recording could not be written
         raise CliError(f"cannot write the recording {args.record}: {exc.strerror or exc}") from None
     if not args.json:
@@ -190,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _header_text(live: Any, result: Any) -> str:
+    from callscope.engine.report import format_seconds, plural
+
     model, plan, stats = live.model, result.plan, result.stats
     rate = stats.decode_tokens_per_s
     lines = [
@@ -211,6 +163,36 @@ def _header_text(live: Any, result: Any) -> str:
     if result.record:
         lines.append(f"recorded: {result.record}")
     return "\n".join(lines)
+
+
+class _StatusProgress(DecodeProgress):
+    """The seconds before the first token, and the decoding rate, on the terminal's status line."""
+
+    def __init__(self, status: StatusLine, max_tokens: int) -> None:
+        self.status = status
+        self.max_tokens = max_tokens
+        self.first_ms = 0.0
+
+    def loading_model(self, info: ModelInfo) -> None:
+        self.status.show(f"loading {info.name} ({info.size_text})...", elapsed=True)
+
+    def model_loaded(self, info: ModelInfo, load_ms: float) -> None:
+        self.status.show("rendering the prompt, compiling the grammar...")
+
+    def hashing_model(self, info: ModelInfo) -> None:
+        self.status.show(f"hashing {info.file_name} for the recording...", elapsed=True)
+
+    def evaluating_prompt(self, prompt_tokens: int) -> None:
+        self.status.show(f"evaluating the prompt ({prompt_tokens} tokens)...", elapsed=True)
+
+    def token(self, tokens: int, ms: float) -> None:
+        if tokens == 1:
+            self.first_ms = ms
+            self.status.show(f"decoding: 1/{self.max_tokens} tokens")
+        elif self.status.due():
+            span = ms - self.first_ms
+            rate = f", {(tokens - 1) * 1000.0 / span:.1f} tok/s" if span > 0 else ""
+            self.status.update(f"decoding: {tokens}/{self.max_tokens} tokens{rate}")
 
 
 class _cancel_on_interrupt:

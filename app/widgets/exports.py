@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 from PySide6.QtWidgets import QWidget
 
 from callscope.engine.analysis import Analysis
+from callscope.engine.json_text import dumps
 from callscope.engine.report import report_json
 from callscope.engine.trace_io import write_analysis_trace
 from callscope.engine.wire import sse_line
@@ -27,7 +27,11 @@ def _write(path: str, text: str) -> None:
 
 def write_report(path: str, analyses: list[Analysis]) -> None:
     """``callscope.report/1`` with every chunk, exactly what ``callscope replay --json --chunks`` prints."""
-    _write(path, json.dumps(report_json(analyses, include_chunks=True), ensure_ascii=False, indent=2) + "\n")
+    try:  # never NaN, whatever the depth: the file must be what a JSON reader accepts
+        text = dumps(report_json(analyses, include_chunks=True), ensure_ascii=False, indent=2, allow_nan=False)
+    except ValueError as exc:
+        raise ExportError(f"cannot write {path}: the report is not valid JSON ({exc})") from None
+    _write(path, text + "\n")
 
 
 def sse_transcript(analysis: Analysis) -> str:

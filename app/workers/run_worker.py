@@ -110,7 +110,9 @@ class RunWorker(QObject):
 
         key = path or default_model_path()
         if self._model is None or self._model_key != key:
-            self.phase.emit("loading model…")
+            from callscope.engine.decode.probe import backend_known
+
+            self.phase.emit("loading model…" if backend_known() else "checking the llama.cpp build (once), loading model…")
             self._model = None
             self._model = load_model(key, seed=0)
             self._model_key = key

@@ -12,6 +12,13 @@ alternate between:
 
 Reported: received chunks/s (first to last line) and the median stamping lag
 (receive stamp minus the server's write time). Target: callscope >= 0.9x bare.
+
+The long-line case: the same kind of server sends one 50 MB ``data:`` line (a
+huge tool-call argument, or a hostile server), then ``[DONE]``. Rounds
+alternate between ``curl -N -s -o /dev/null`` (the floor: a C reader that keeps
+nothing) and callscope's reader, which must stay linear in the line length.
+The bare httpx ``aiter_lines()`` reader runs too, to show what the HTTP
+library alone costs. Target: callscope <= 2x curl's wall time.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -38,6 +46,12 @@ DEFAULT_ROUNDS = 5
 TARGET_RATIO = 0.9
 MODES = ("bare", "callscope", "callscope+record")
 _SERVER_IDLE_S = 60.0
+LONG_LINE_BYTES = 50_000_000
+LONG_LINE_ROUNDS = 3
+LONG_LINE_TARGET = 2.0  # callscope's wall time / curl's
+LONG_MODES = ("curl", "bare", "callscope")
+_CURL = "/usr/bin/curl"
+_SEND_PIECE = 1 << 20  # the long-line server writes 1 MB HTTP chunks
 
 
 # ====================================================================== the loopback server (child process)
@@ -58,8 +72,38 @@ def _chunk_template() -> bytes:
     return ("data: " + text + "\n\n").encode()
 
 
-async def _serve(chunks: int, requests: int) -> None:
+def _long_line(size: int) -> bytes:
+    """One ``data:`` line of about ``size`` bytes: a content delta of ``x`` repeated, then the blank line."""
+    head = b'data: {"choices":[{"index":0,"delta":{"content":"'
+    tail = b'"},"finish_reason":null}]}\n\n'
+    return head + b"x" * max(0, size - len(head) - len(tail)) + tail
+
+
+async def _send_chunks(writer: asyncio.StreamWriter, template: bytes, chunks: int) -> None:
+    """The many-small-chunks stream: one HTTP chunk per SSE chunk, as fast as the socket takes them."""
+    monotonic = time.monotonic
+    for i in range(chunks):
+        payload = template % (i, monotonic())
+        writer.write(b"%x\r\n%s\r\n" % (len(payload), payload))
+        if writer.transport.get_write_buffer_size() > 262_144:
+            await writer.drain()
+
+
+async def _send_long(writer: asyncio.StreamWriter, line: bytes) -> None:
+    """The long-line stream: one SSE line cut into 1 MB HTTP chunks (the reader sees many reads, no newline)."""
+    view = memoryview(line)
+    for start in range(0, len(line), _SEND_PIECE):
+        piece = view[start : start + _SEND_PIECE]
+        writer.write(b"%x\r\n" % len(piece))
+        writer.write(piece)
+        writer.write(b"\r\n")
+        await writer.drain()
+
+
+async def _serve(chunks: int, requests: int, long_line: int = 0) -> None:
+    """Serve ``requests`` streams: ``chunks`` small chunks each, or (``long_line`` > 0) one line that long."""
     template = _chunk_template()
+    line = _long_line(long_line) if long_line else b""
     served = 0
     finished = asyncio.Event()
 
@@ -68,18 +112,16 @@ async def _serve(chunks: int, requests: int) -> None:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
             length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":", 1)[1])
+            for header in head.split(b"\r\n"):
+                if header.lower().startswith(b"content-length:"):
+                    length = int(header.split(b":", 1)[1])
             await reader.readexactly(length)
             writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
                          b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n")
-            monotonic = time.monotonic
-            for i in range(chunks):
-                payload = template % (i, monotonic())
-                writer.write(b"%x\r\n%s\r\n" % (len(payload), payload))
-                if writer.transport.get_write_buffer_size() > 262_144:
-                    await writer.drain()
+            if line:
+                await _send_long(writer, line)
+            else:
+                await _send_chunks(writer, template, chunks)
             done = b"data: [DONE]\n\n"
             writer.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))
             await writer.drain()
@@ -87,6 +129,10 @@ async def _serve(chunks: int, requests: int) -> None:
             pass
         finally:
             writer.close()
+            try:  # every byte out before the last request lets the process exit
+                await writer.wait_closed()
+            except (ConnectionError, OSError):
+                pass
             served += 1
             if served >= requests:
                 finished.set()
@@ -100,11 +146,11 @@ async def _serve(chunks: int, requests: int) -> None:
     server.close()
 
 
-def _start_server(chunks: int, requests: int) -> tuple[subprocess.Popen[str], int]:
+def _start_server(chunks: int, requests: int, long_line: int = 0) -> tuple[subprocess.Popen[str], int]:
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "callscope.engine.capture.bench", "--serve", str(chunks), str(requests)],
+        [sys.executable, "-m", "callscope.engine.capture.bench", "--serve", str(chunks), str(requests), str(long_line)],
         stdout=subprocess.PIPE, text=True, env=env,
     )
     assert proc.stdout is not None
@@ -218,6 +264,64 @@ def measure(chunks: int = DEFAULT_CHUNKS, rounds: int = DEFAULT_ROUNDS) -> dict[
     }
 
 
+def _curl_once(curl: str, url: str) -> tuple[float, int]:
+    """curl's wall time for one stream (process start included) and the bytes it received."""
+    command = [curl, "-N", "-s", "-o", "/dev/null", "-w", "%{size_download}", "--max-time", "300",
+               "-X", "POST", "-H", "content-type: application/json", "--data-binary", '{"stream": true}', url]
+    began = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - began
+    if done.returncode != 0:
+        raise RuntimeError(f"curl failed with exit code {done.returncode}: {done.stderr.strip()}")
+    return elapsed, int(done.stdout.strip() or 0)
+
+
+def _reader_once(url: str, expected: int, bare: bool) -> float:
+    """A Python reader's wall time for one stream (event loop start included); checks the line arrived whole."""
+    began = time.perf_counter()
+    if bare:
+        _, lines = asyncio.run(_bare(url))
+    else:
+        _, lines, _ = asyncio.run(_callscope(url, record=False))
+    elapsed = time.perf_counter() - began
+    if len(lines) != 2 or len(lines[0]) != expected:
+        got = len(lines[0]) if lines else 0
+        raise RuntimeError(f"long line: expected one {expected}-char line then [DONE], got {len(lines)} lines ({got} chars)")
+    return elapsed
+
+
+def measure_long_line(size: int = LONG_LINE_BYTES, rounds: int = LONG_LINE_ROUNDS) -> dict[str, Any]:
+    """One ``size``-byte SSE line per stream: callscope's reader against curl, alternating, medians.
+
+    Returns ``{"bytes", "rounds", "modes": {mode: {"seconds", "runs"}}, "ratio": callscope/curl,
+    "target": 2.0, "ok"}``, or ``{"skipped": why}`` without curl.
+    """
+    if not os.access(_CURL, os.X_OK) and shutil.which("curl") is None:
+        return {"skipped": "curl is not installed"}
+    curl = _CURL if os.access(_CURL, os.X_OK) else str(shutil.which("curl"))
+    expected = len(_long_line(size)) - 2  # the line without its blank-line terminator
+    proc, port = _start_server(0, rounds * len(LONG_MODES), long_line=size)
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    runs: dict[str, list[float]] = {mode: [] for mode in LONG_MODES}
+    try:
+        for r in range(rounds):
+            for mode in LONG_MODES if r % 2 == 0 else tuple(reversed(LONG_MODES)):
+                if mode == "curl":
+                    seconds, received = _curl_once(curl, url)
+                    if received < expected:
+                        raise RuntimeError(f"curl received {received} of at least {expected} bytes")
+                else:
+                    seconds = _reader_once(url, expected, bare=mode == "bare")
+                runs[mode].append(seconds)
+    finally:
+        _stop_server(proc)
+    modes = {mode: {"seconds": statistics.median(times), "runs": times} for mode, times in runs.items()}
+    ratio = modes["callscope"]["seconds"] / modes["curl"]["seconds"]
+    ratio_bare = modes["callscope"]["seconds"] / modes["bare"]["seconds"]
+    return {"bytes": size, "rounds": rounds, "modes": modes, "ratio": ratio, "ratio_bare": ratio_bare,
+            "target": LONG_LINE_TARGET, "ok": ratio <= LONG_LINE_TARGET}
+
+
 def _stop_server(proc: subprocess.Popen[str]) -> None:
     """The server exits by itself after its requests; end it if a round failed early."""
     if proc.stdout is not None:
@@ -232,6 +336,9 @@ def _stop_server(proc: subprocess.Popen[str]) -> None:
 def run(as_json: bool = False, chunks: int = DEFAULT_CHUNKS, rounds: int = DEFAULT_ROUNDS) -> dict[str, Any]:
     """Measure and print (a table, or the JSON document); returns the measurement."""
     result = measure(chunks, rounds)
+    long_line = measure_long_line()
+    result["long_line"] = long_line
+    result["ok"] = result["ok"] and long_line.get("ok", True)
     if as_json:
         print(json.dumps({"bench": "capture", **result}, indent=2))
         return result
@@ -241,16 +348,30 @@ def run(as_json: bool = False, chunks: int = DEFAULT_CHUNKS, rounds: int = DEFAU
         print(f"  {mode:<18} {values['chunks_per_s']:>10,.0f} {values['median_lag_ms']:>18.2f} ms")
     print(f"  writing the trace lines queued during the burst took {result['modes']['callscope+record']['record_finish_ms']:.1f} ms "
           "after the stream ended")
-    verdict = "OK" if result["ok"] else "BELOW TARGET"
+    chunks_ok = result["ratio"] >= TARGET_RATIO and result["ratio_record"] >= TARGET_RATIO
+    verdict = "OK" if chunks_ok else "BELOW TARGET"
     print(
         f"  callscope / bare = {result['ratio']:.2f}x, with recording {result['ratio_record']:.2f}x "
         f"(target >= {TARGET_RATIO}x): {verdict}"
     )
+    _print_long_line(long_line)
     return result
 
 
+def _print_long_line(long_line: dict[str, Any]) -> None:
+    if "skipped" in long_line:
+        print(f"long line: skipped ({long_line['skipped']})")
+        return
+    print(f"long line: one {long_line['bytes'] / 1e6:g} MB SSE line per stream, {long_line['rounds']} rounds (medians)")
+    for mode, values in long_line["modes"].items():
+        print(f"  {mode:<18} {values['seconds'] * 1000:>8.0f} ms")
+    verdict = "OK" if long_line["ok"] else "ABOVE TARGET"
+    print(f"  callscope / curl = {long_line['ratio']:.2f}x (target <= {long_line['target']:g}x): {verdict}; "
+          f"callscope / bare httpx = {long_line['ratio_bare']:.2f}x")
+
+
 if __name__ == "__main__":  # pragma: no cover - the server side of the benchmark, and a direct run
-    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
-        asyncio.run(_serve(int(sys.argv[2]), int(sys.argv[3])))
+    if len(sys.argv) == 5 and sys.argv[1] == "--serve":
+        asyncio.run(_serve(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])))
     else:
         run(as_json="--json" in sys.argv)

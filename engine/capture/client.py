@@ -3,27 +3,34 @@
 The reader does one thing per network read: take ``time.monotonic()``, split
 the bytes into lines, hand them on. No JSON is parsed here; conformance
 analysis (:mod:`engine.capture.conformance`) runs afterwards or elsewhere, so a
-slow analysis can never delay a recorded receive time. Failures (refused,
-DNS, TLS, HTTP status, not an event stream, closed mid-stream, stalled past the
-read timeout) end the capture with a :class:`CaptureError` and keep every line
-received before them.
+slow analysis can never delay a recorded receive time. Splitting is linear in
+the bytes received however long a line grows (:class:`LineSplitter`). Failures
+(refused, DNS, TLS, HTTP status, not an event stream, closed mid-stream,
+stalled past the read timeout, past the total deadline) end the capture with a
+:class:`CaptureError` and keep every line received before them, including a
+last line cut off before its newline. The API key and URL credentials never
+reach a line, a message or an exception (:mod:`engine.capture.redact`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import functools
+import os
+import signal
 import socket
 import ssl
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Self
 from urllib.parse import urlsplit
 
 import httpx
 
-from callscope.engine.capture.request import CaptureRequest, auth_headers
+from callscope.engine.capture.redact import Redactor, redactor_for
+from callscope.engine.capture.request import CaptureRequest, RequestError, auth_headers
+from callscope.engine.json_text import dumps, loads
 
 #: One received line: (ms since the request was sent, the line without its newline).
 #: Times are kept unrounded here; traces and reports keep them to the microsecond (:func:`stamped`).
@@ -38,7 +45,7 @@ _BODY_READ_LIMIT = 16_384
 @dataclass(frozen=True, slots=True)
 class CaptureError:
     """Why a capture ended early. ``kind`` is stable: refused, dns, tls, connect-timeout, connect,
-    http-status, not-sse, stalled, closed, protocol."""
+    http-status, not-sse, stalled, deadline, closed, protocol, request."""
 
     kind: str
     message: str
@@ -57,6 +64,7 @@ class CaptureResult:
     done: bool = False  # ``data: [DONE]`` was received
     started: float | None = None  # time.monotonic() when the request was sent
     ended_ms: float | None = None  # when the capture ended, ms since ``started``
+    cut_bytes: int = 0  # the last line arrived without its newline (kept): how many bytes it had
 
     @property
     def end_cause(self) -> str:
@@ -79,6 +87,60 @@ def is_done_line(line: str) -> bool:
     return line.startswith("data:") and line[5:].strip() == "[DONE]"
 
 
+def data_line_count(lines: list[Line]) -> int:
+    """How many received lines are events (``data:``); comments (``: ping``) and other fields are not."""
+    return sum(1 for _, line in lines if line.startswith("data:"))
+
+
+class LineSplitter:
+    """Bytes in, complete lines out (without their newline), in time linear in the bytes however long a line grows.
+
+    Prepending the unfinished line to every read (``pending + data``) copies a
+    long line once per read: a 50 MB line in 64 KB reads is some 20 GB of
+    copying, tens of seconds that also delay every later receive stamp. Here
+    the pieces of an unfinished line are only collected, and joined once when
+    its newline arrives. ``copied`` counts the bytes those joins copy (each
+    received byte at most once), so a test can check the work without timing it.
+    """
+
+    __slots__ = ("pieces", "copied")
+
+    def __init__(self) -> None:
+        #: The unfinished line's pieces. The reader reads it (and, when it is empty, fills it itself:
+        #: the hot path inlines :meth:`split` for that case); nobody else touches it.
+        self.pieces: list[bytes] = []
+        self.copied = 0
+
+    def split(self, data: bytes) -> list[bytes]:
+        """The lines ``data`` completes, the first one joined with the pieces before it (a trailing CR kept)."""
+        pieces = self.pieces
+        if pieces and b"\n" not in data:  # the middle of a long line: ``in`` is memchr, split() a slower loop
+            pieces.append(data)
+            return []
+        parts = data.split(b"\n")  # no newline: [data] itself, nothing copied
+        tail = parts.pop()
+        if pieces and parts:
+            pieces.append(parts[0])
+            parts[0] = joined = b"".join(pieces)
+            self.copied += len(joined)
+            pieces.clear()
+        if tail:
+            pieces.append(tail)
+        return parts
+
+    @property
+    def pending(self) -> int:
+        """Bytes of the unfinished line held so far."""
+        return sum(len(piece) for piece in self.pieces)
+
+    def rest(self) -> bytes:
+        """The unfinished line (the stream ended before its newline), and forget it."""
+        rest = b"".join(self.pieces)
+        self.copied += len(rest)
+        self.pieces.clear()
+        return rest
+
+
 class StreamCapture:
     """One capture session. ``await run()``; ``stop()`` ends it early and keeps what was received.
 
@@ -95,6 +157,10 @@ class StreamCapture:
         self.request = request
         self.on_lines = on_lines
         self.result = CaptureResult(url=request.public_url())
+        #: Masks the key and the URL's credentials in every line, message and exception (read from the env now).
+        self.redactor: Redactor = redactor_for(request.url, request.api_key_env)
+        #: Bytes to lines, linear in the bytes; its ``copied`` shows the work without timing it.
+        self.splitter = LineSplitter()
         self._transport = transport
         self._task: asyncio.Task[Any] | None = None
         self._stopping = False
@@ -111,14 +177,8 @@ class StreamCapture:
             if self._stopping:  # stopped before it began
                 self.result.cancelled = True
             else:
-                await self._stream()
-                if not self.result.done and not self._stopping and not _ends_with_finish(self.result.lines):
-                    message = (
-                        "the server closed the stream before a finish chunk or [DONE]"
-                        if self.result.lines
-                        else "the server ended the response without sending a single data line"
-                    )
-                    self._mark_end(error=CaptureError("closed", message))
+                await self._stream_within_deadline()
+                self._check_finished()
         except asyncio.CancelledError:
             self._mark_end(cancelled=True)
             if not self._stopping:
@@ -126,20 +186,79 @@ class StreamCapture:
             if self._task is not None:
                 self._task.uncancel()
         except httpx.HTTPError as exc:
-            self._mark_end(error=classify_error(exc, self.request))
+            self._mark_end(error=classify_error(self.redactor.exception(exc), self.request))
+        except RequestError as exc:
+            self._mark_end(error=CaptureError("request", str(exc)))
+        except Exception as exc:  # a bug, not a failed capture: re-raised, minus any secret in its message
+            raise self.redactor.exception(exc)  # noqa: B904 - the same exception, traceback kept
         self._mark_end()
         return self.result
 
     # ------------------------------------------------------------ internals
 
+    def _check_finished(self) -> None:
+        """A stream that just ended (EOF) without ``[DONE]`` or a finish chunk is a failed capture."""
+        result = self.result
+        if result.done or self._stopping or result.error is not None or _ends_with_finish(result.lines):
+            return
+        message = (
+            "the server closed the stream before a finish chunk or [DONE]"
+            if data_line_count(result.lines)
+            else "the server ended the response without sending a single data line"
+        )
+        self._mark_end(error=CaptureError("closed", message))
+
+    def _fail(self, error: CaptureError) -> None:
+        """Record why the capture failed (the first reason wins), redacted, saying if the last line was cut."""
+        result = self.result
+        if result.error is not None:
+            return
+        message = error.message
+        if result.cut_bytes:
+            message += f"; the line being received was cut off after {result.cut_bytes} bytes (kept as received)"
+        result.error = replace(error, message=self.redactor.text(message))
+
     def _mark_end(self, error: CaptureError | None = None, cancelled: bool = False) -> None:
         result = self.result
-        if error is not None and result.error is None:
-            result.error = error
+        if error is not None:
+            self._fail(error)
         if cancelled:
             result.cancelled = True
         if result.ended_ms is None and result.started is not None:
             result.ended_ms = (time.monotonic() - result.started) * 1000.0
+
+    async def _stream_within_deadline(self) -> None:
+        """:meth:`_stream` under the request's total deadline.
+
+        The read timeout is per read: a server that drips a byte every 50 ms
+        never trips it. The deadline bounds the whole response; when it fires,
+        what arrived so far is kept (the cancellation unwinds the reader where
+        it stands, like :meth:`stop`).
+        """
+        deadline = self.request.deadline
+        if deadline is None:
+            await self._stream()
+            return
+        timeout = asyncio.timeout(deadline)
+        try:
+            async with timeout:
+                await self._stream()
+        except TimeoutError:
+            if not timeout.expired():
+                raise
+            self._fail(CaptureError("deadline", self._deadline_message(deadline)))
+
+    def _deadline_message(self, deadline: float) -> str:
+        result = self.result
+        if result.status is None:
+            return f"no response within the {deadline:g} s deadline (--deadline)"
+        if result.status >= 400 or not (result.content_type or "").lower().startswith("text/event-stream"):
+            return (f"HTTP {result.status} ({result.content_type or 'no content type'}) answered, but its body "
+                    f"did not finish within the {deadline:g} s deadline (--deadline)")
+        lines = result.lines
+        count = data_line_count(lines) - (1 if self.result.cut_bytes and lines[-1][1].startswith("data:") else 0)
+        got = f"{count} whole data line{'' if count == 1 else 's'}" if count else "no whole data line"
+        return f"deadline reached: the response was still coming after {deadline:g} s (--deadline); {got} arrived"
 
     async def _stream(self) -> None:
         request = self.request
@@ -149,27 +268,30 @@ class StreamCapture:
             write=request.connect_timeout,
             pool=request.connect_timeout,
         )
-        headers = {"Accept": "text/event-stream", **auth_headers(request.api_key_env)}
-        async with httpx.AsyncClient(verify=not request.insecure, timeout=timeout, transport=self._transport) as client:
+        headers = {"Accept": "text/event-stream", "Content-Type": "application/json",
+                   **auth_headers(request.api_key_env)}
+        body = dumps(request.body, ensure_ascii=False).encode("utf-8")  # any depth (httpx's json= recurses)
+        verify = _tls_context(request.insecure)
+        async with httpx.AsyncClient(verify=verify, timeout=timeout, transport=self._transport) as client:
             result = self.result
             result.started = time.monotonic()
-            async with client.stream("POST", request.url, json=request.body, headers=headers) as response:
+            async with client.stream("POST", request.url, content=body, headers=headers) as response:
                 result.status = response.status_code
                 result.content_type = response.headers.get("content-type")
                 if response.status_code >= 400:
-                    body = await _read_some(response)
+                    body = self.redactor.data(await _read_some(response))  # before clipping: no half a key
                     reason = response.reason_phrase or ""
-                    result.error = CaptureError(
+                    self._fail(CaptureError(
                         "http-status", f"HTTP {response.status_code} {reason}".rstrip() + _excerpt_suffix(body)
-                    )
+                    ))
                     return
                 if not (result.content_type or "").lower().startswith("text/event-stream"):
-                    body = await _read_some(response)
-                    result.error = CaptureError(
+                    body = self.redactor.data(await _read_some(response))
+                    self._fail(CaptureError(
                         "not-sse",
                         f"HTTP {response.status_code} answered with {result.content_type or 'no content type'}, "
                         f"not text/event-stream (does the server stream?)" + _excerpt_suffix(body),
-                    )
+                    ))
                     return
                 await self._read_lines(response)
 
@@ -178,6 +300,9 @@ class StreamCapture:
 
         Written for CPython 3.11's costs (no comprehension frames, one append per
         line, strict decoding first): it has to keep up with a bare httpx reader.
+        A line is stamped with the read that completed it (its newline). Checks
+        that look at bytes (CR, ``[DONE]``, secrets) look at this read and at the
+        first line, which may have been joined from earlier reads.
         """
         result = self.result
         started = result.started or time.monotonic()
@@ -185,48 +310,82 @@ class StreamCapture:
         lines = result.lines
         append = lines.append
         sink = self.on_lines
-        pending = b""
+        split = self.splitter.split
+        pieces = self.splitter.pieces
+        redactor = self.redactor if self.redactor else None
         ms = 0.0
-        async with _EarlyEnd() as end:
-            async for data in response.aiter_bytes():
-                if end.requested:
-                    continue
-                ms = (monotonic() - started) * 1000.0
-                if pending:
-                    data = pending + data
-                parts = data.split(b"\n")
-                pending = parts.pop()
-                if not parts:
-                    continue
-                first = len(lines)
-                crlf = b"\r" in data
-                try:
-                    for raw in parts:
-                        if crlf:
+        end = _EarlyEnd()
+        try:
+            async with end:
+                async for data in response.aiter_bytes():
+                    if end.requested:
+                        continue
+                    ms = (monotonic() - started) * 1000.0
+                    if pieces:  # a line began in an earlier read: the splitter joins it (once)
+                        parts = split(data)
+                        if not parts:
+                            continue
+                        head = parts[0]
+                        crlf = b"\r" in data or head[-1:] == b"\r"
+                        # a [DONE] split over reads is in the joined first line, near its end (O(1), however long)
+                        marked = b"[DONE]" in data or b"[DONE]" in head[-64:]
+                        secret = redactor is not None and (redactor.hit(data) or redactor.hit(head))
+                    else:  # the common case, inline: LineSplitter.split's rule without the call (~10% of a read)
+                        parts = data.split(b"\n")
+                        tail = parts.pop()
+                        if tail:
+                            pieces.append(tail)
+                        if not parts:
+                            continue
+                        crlf = b"\r" in data
+                        marked = b"[DONE]" in data
+                        secret = redactor is not None and redactor.hit(data)
+                    if secret and redactor is not None:
+                        parts = [redactor.data(raw) for raw in parts]
+                    first = len(lines)
+                    try:
+                        for raw in parts:
+                            if crlf:
+                                raw = raw.rstrip(b"\r")
+                            if raw:  # blank lines separate events
+                                append((ms, raw.decode()))
+                    except UnicodeDecodeError:
+                        del lines[first:]
+                        for raw in parts:
                             raw = raw.rstrip(b"\r")
-                        if raw:  # blank lines separate events
-                            append((ms, raw.decode()))
-                except UnicodeDecodeError:
-                    del lines[first:]
-                    for raw in parts:
-                        raw = raw.rstrip(b"\r")
-                        if raw:
-                            append((ms, raw.decode("utf-8", "replace")))
-                done = b"[DONE]" in data and _cut_at_done(lines, first)
-                if sink is not None and len(lines) > first:
-                    sink(lines[first:])
-                if done:
-                    result.done = True
-                    end.request()  # [DONE] ends the stream, whatever the server does next
-        if end.requested:
+                            if raw:
+                                append((ms, raw.decode("utf-8", "replace")))
+                    done = marked and _cut_at_done(lines, first)
+                    if sink is not None and len(lines) > first:
+                        sink(lines[first:])
+                    if done:
+                        result.done = True
+                        end.request()  # [DONE] ends the stream, whatever the server does next
+        finally:  # EOF, an error, a stall, the deadline or a stop: a line cut off before its newline is kept
+            if not end.requested:
+                self._keep_cut_line(ms)
+
+    def _keep_cut_line(self, ms: float) -> None:
+        """The bytes after the last newline, as one more line stamped with the read that brought them.
+
+        A server that ends its last line without a newline (or dies mid-line)
+        sent those bytes: they are kept, and a failure message says the line
+        was cut (:meth:`_fail`).
+        """
+        rest = self.splitter.rest()
+        raw = rest.rstrip(b"\r")
+        if not raw:
             return
-        tail = pending.rstrip(b"\r")
-        if tail:  # a last line without its newline
-            fresh = [(ms, tail.decode("utf-8", "replace"))]
-            lines.extend(fresh)
-            result.done = is_done_line(fresh[0][1])
-            if sink is not None:
-                sink(fresh)
+        if self.redactor:
+            raw = self.redactor.data(raw)
+        line = (ms, raw.decode("utf-8", "replace"))
+        self.result.lines.append(line)
+        if is_done_line(line[1]):
+            self.result.done = True  # ``data: [DONE]`` without its newline: sloppy, not cut
+        else:
+            self.result.cut_bytes = len(rest)
+        if self.on_lines is not None:
+            self.on_lines([line])
 
 
 class _EarlyEnd:
@@ -280,13 +439,51 @@ async def capture(request: CaptureRequest, on_lines: LineSink | None = None) -> 
 
 
 def capture_sync(request: CaptureRequest, on_lines: LineSink | None = None) -> CaptureResult:
-    """:func:`capture` for the command line. Ctrl-C ends it like ``stop()``: the partial result comes back."""
+    """:func:`capture` for the command line. Ctrl-C or SIGTERM end it like ``stop()``: the partial result comes back."""
     session = StreamCapture(request, on_lines)
     try:
-        return asyncio.run(session.run())
+        return asyncio.run(_run_until_terminated(session))
     except KeyboardInterrupt:
         session._mark_end(cancelled=True)
         return session.result
+
+
+async def _run_until_terminated(session: StreamCapture) -> CaptureResult:
+    """Run ``session``, stopping it on SIGTERM (``timeout 60 callscope capture ...``, a CI runner's cancel).
+
+    Python's default SIGTERM ends the process on the spot: the lines still
+    queued for the recording, the end record and the report would all be lost.
+    """
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGTERM, session.stop)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no Unix signals
+        return await session.run()
+    try:
+        return await session.run()
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
+# ------------------------------------------------------------------ TLS
+
+
+def _tls_context(insecure: bool) -> ssl.SSLContext | bool:
+    """What httpx verifies with: nothing with ``--insecure``, else its default context, built once a process."""
+    if insecure:
+        return False
+    return _verifying_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _verifying_context(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    """httpx's default verifying context (it honours ``SSL_CERT_FILE``/``SSL_CERT_DIR``, hence the cache key).
+
+    Loading the CA bundle costs some 20 ms, every capture; a context can be
+    shared by any number of connections, so the GUI's next capture reuses it.
+    """
+    del cafile, capath  # the cache key: httpx reads them from the environment itself
+    return httpx.create_ssl_context(verify=True)
 
 
 # ------------------------------------------------------------------ errors
@@ -357,12 +554,19 @@ def classify_error(exc: httpx.HTTPError, request: CaptureRequest) -> CaptureErro
 
 
 def _ends_with_finish(lines: list[tuple[float | None, str]], look_back: int = 8) -> bool:
-    """Whether one of the last data lines carries a ``finish_reason`` (a server that omits ``[DONE]``)."""
-    for _, line in reversed(lines[-look_back:]):
+    """Whether one of the last data lines carries a ``finish_reason`` (a server that omits ``[DONE]``).
+
+    Only data lines count towards ``look_back``: keep-alive comments after the finish chunk are not events.
+    """
+    seen = 0
+    for _, line in reversed(lines):
         if not line.startswith("data:"):
             continue
+        seen += 1
+        if seen > look_back:
+            break
         try:
-            chunk = json.loads(line[5:])
+            chunk = loads(line[5:])
         except ValueError:
             continue
         choices = chunk.get("choices") if isinstance(chunk, dict) else None

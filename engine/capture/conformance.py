@@ -28,7 +28,6 @@ The streaming contract, each rule with its stable id (tests pin every one):
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from typing import Any
 
 from callscope.engine.analysis import Analysis, CallReport, SourceInfo, StepRecord, StepTime
 from callscope.engine.inspector.live import RUNNING
+from callscope.engine.json_text import check, dumps, loads
 from callscope.engine.parse_model import (
     ArgumentsAppended,
     CallNamed,
@@ -185,7 +185,7 @@ class CaptureAnalyzer:
                 self.done_step = step
             return
         try:
-            obj = json.loads(payload)
+            obj = loads(payload)
         except ValueError as exc:
             self._violate("invalid-chunk-json", step, f"not JSON ({exc}): {_clip(payload)}")
             return
@@ -256,7 +256,7 @@ class CaptureAnalyzer:
                 f"function.arguments sent as {type(arguments).__name__}, not a string; clients concatenate strings",
                 entry.get("index") if isinstance(entry.get("index"), int) else None,
             )
-            arguments = json.dumps(arguments, ensure_ascii=False)
+            arguments = dumps(arguments, ensure_ascii=False)
         arguments = arguments or ""
         index = entry.get("index")
         if not isinstance(index, int) or isinstance(index, bool):
@@ -428,6 +428,16 @@ class CaptureAnalyzer:
             found.append(Violation("stream-truncated", last, f"no {' and no '.join(missing)}: {why}"))
         return found
 
+    def _without_cut_line(self, violations: list[Violation]) -> list[Violation]:
+        """A stream that ended early may end in a line cut off mid-way (the client keeps it, as received):
+        its not being JSON is the truncation's doing, reported by ``stream-truncated``, not the server's."""
+        if not violations or not self.steps:
+            return violations
+        last = violations[-1]
+        if last.rule == "invalid-chunk-json" and last.step == self.steps[-1].step:
+            return violations[:-1]
+        return violations
+
     def _call_verdicts(self, call: _Call, skip_json: bool) -> list[Violation]:
         found: list[Violation] = []
         arguments = call.arguments()
@@ -479,6 +489,8 @@ class CaptureAnalyzer:
             return self._finished
         violations = list(self.violations)
         if final:
+            if error is not None or cancelled:
+                violations = self._without_cut_line(violations)
             violations.extend(self._end_violations(error, cancelled))
             violations.sort(key=lambda v: (v.step if v.step is not None else 1 << 60))
         truncated = final and (error is not None or cancelled or self.done_step is None)
@@ -637,7 +649,7 @@ def analyze_capture_lines(
 
 def _is_json(text: str) -> bool:
     try:
-        json.loads(text)
+        check(text)
     except ValueError:
         return False
     return True
@@ -647,7 +659,7 @@ def _json_error(text: str) -> str:
     if not text.strip():
         return "empty"
     try:
-        json.loads(text)
+        check(text)
     except ValueError as exc:
         return str(exc)
     return "ok"

@@ -18,13 +18,16 @@ received line).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from callscope.engine.analysis import Analysis
 from callscope.engine.capture.client import CaptureResult, Line, stamped
 from callscope.engine.capture.conformance import DEFAULT_ATOMIC_SILENCE_MS, analyze_capture_lines
+from callscope.engine.capture.redact import Redactor, redactor_for
 from callscope.engine.capture.request import CaptureRequest
 from callscope.engine.trace import Trace, TraceHeader, TraceWriter
 
@@ -33,53 +36,78 @@ END_NOTE = ": callscope-capture-ended "
 NO_END_RECORD = "the recording has no end record (the capture was killed)"
 
 
-def capture_header(request: CaptureRequest, description: str = "") -> TraceHeader:
-    """The trace header of a capture: the request minus anything secret (no key, redacted URL)."""
-    body = request.body
+def capture_header(request: CaptureRequest, description: str = "", redactor: Redactor | None = None) -> TraceHeader:
+    """The trace header of a capture: the request minus anything secret (no key, redacted URL).
+
+    The body is the user's, but it goes through the redactor too: a request
+    file that carries the key (some proxies want it in the body) must not put
+    it in the recording.
+    """
+    redactor = redactor if redactor is not None else redactor_for(request.url, request.api_key_env)
+    body = redactor.value(request.body)
     settings = {k: v for k, v in body.items() if k not in ("messages", "tools")}
+    tools = body.get("tools")
     return TraceHeader(
         source="capture",
         format=None,
-        tools=request.tools,
+        tools=tools if isinstance(tools, list) else None,
         messages=body.get("messages") if isinstance(body.get("messages"), list) else None,
-        description=description or f"capture of {request.public_url()}",
+        description=redactor.text(description) or f"capture of {request.public_url()}",
         unit="chunk",
         extra={"url": request.public_url(), "request": settings},
     )
 
 
 class CaptureRecorder:
-    """Writes received lines to a capture trace, in the stream's quiet moments.
+    """Writes received lines to a capture trace, in the stream's quiet moments, and never much later.
 
     Pass :meth:`write` as the client's ``on_lines``; call :meth:`finish` with the result.
     Encoding and writing a line costs more than reading it, so during a burst
-    lines are only queued: they are written once the stream has been quiet for
-    a moment (LLM streams pause between tokens all the time), or after
-    :data:`MAX_AGE_S` at the latest, and at :meth:`finish`. Recording thus never
-    delays the next network read, and a killed capture loses at most the last
-    moment of lines (the trace then has no end record: it replays as truncated).
-    Outside an event loop lines are written at once.
+    lines are only queued: they are written (and handed to the OS) once the
+    stream has been quiet for a moment (LLM streams pause between tokens all the
+    time), and at the latest when the oldest queued line is :data:`MAX_AGE_S`
+    old, and at :meth:`finish`. ``MAX_AGE_S`` is the trace writer's own flush
+    interval: a capture killed with -9 loses at most the last 250 ms of
+    received lines, however steadily the server streams (the trace then has no
+    end record: it replays as truncated). Recording never delays a network
+    read by more than one batch. Outside an event loop lines are written at once.
+    ``clock`` is for tests.
     """
 
     QUIET_S = 0.01
     TICK_S = 0.05
-    MAX_AGE_S = 1.0
+    MAX_AGE_S = TraceWriter.FLUSH_INTERVAL_S
 
-    def __init__(self, path: str | os.PathLike[str], request: CaptureRequest, description: str = "") -> None:
-        # Each record is flushed to the OS as written: writes happen in quiet moments, so that costs nothing.
-        self.writer = TraceWriter(path, capture_header(request, description), flush_each=True)
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        request: CaptureRequest,
+        description: str = "",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.redactor = redactor_for(request.url, request.api_key_env)
+        # Batches are flushed whole (flush()), not record by record: one write to the OS per batch.
+        self.writer = TraceWriter(path, capture_header(request, description, self.redactor), flush_each=False)
+        self._clock = clock
         self._pending: list[Line] = []
         self._last_write = 0.0
         self._oldest = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: Why the recording stopped early (disk full, a removed drive), or None. The capture goes on
+        #: without it: a failing disk must not cost the user the report of what the server sent.
+        self.failed: str | None = None
 
     def write(self, lines: list[Line]) -> None:
-        now = time.monotonic()
+        """Queue lines the client just received (they are already redacted); write the queue when it is due."""
+        now = self._clock()
         if not self._pending:
             self._oldest = now
         self._pending.extend(lines)
         self._last_write = now
+        if now - self._oldest >= self.MAX_AGE_S:  # a burst with no quiet moment: the oldest may wait no longer
+            self.flush()
+            return
         if self._timer is not None:
             return
         try:
@@ -87,38 +115,74 @@ class CaptureRecorder:
         except RuntimeError:
             self.flush()
             return
-        self._timer = self._loop.call_later(self.TICK_S, self._tick)
+        self._schedule()
+
+    def _schedule(self) -> None:
+        """The next look at the queue: after a tick, or sooner if the oldest line falls due before that."""
+        assert self._loop is not None
+        due = self._oldest + self.MAX_AGE_S - self._clock()
+        self._timer = self._loop.call_later(max(0.0, min(self.TICK_S, due)), self._tick)
 
     def _tick(self) -> None:
         self._timer = None
-        now = time.monotonic()
+        now = self._clock()
         if now - self._last_write >= self.QUIET_S or now - self._oldest >= self.MAX_AGE_S:
             self.flush()
         if self._pending and self._loop is not None and not self._loop.is_closed():
-            self._timer = self._loop.call_later(self.TICK_S, self._tick)
+            self._schedule()
+
+    @property
+    def queued(self) -> int:
+        """Lines received but not yet written."""
+        return len(self._pending)
 
     def flush(self) -> None:
-        """Write every queued line now (and hand them to the OS)."""
+        """Write every queued line now and hand them to the OS (a kill -9 after this loses none of them)."""
         pending, self._pending = self._pending, []
+        if self.failed is not None:
+            return
         write_line = self.writer.write_line
-        for ms, line in pending:
-            write_line(ms, line)
+        try:
+            for ms, line in pending:
+                write_line(ms, line)
+            self.writer.flush()
+        except OSError as exc:
+            self._give_up(exc)
 
     def finish(self, result: CaptureResult) -> None:
         """The rest of the lines, why the capture ended (if early), and the end record."""
         self._cancel_timer()
         self.flush()
+        if self.failed is not None:
+            return
         ms = result.ended_ms if result.ended_ms is not None else (result.lines[-1][0] if result.lines else None)
-        detail = result.error.message if result.error is not None else None
-        self.writer.end(result.end_cause, ms, detail)
-        self.writer.close()
+        if ms is not None and result.lines and result.lines[-1][0] is not None:
+            ms = max(ms, result.lines[-1][0])  # the end is never stamped before the last line
+        detail = self.redactor.text(result.error.message) if result.error is not None else None
+        try:
+            self.writer.end(result.end_cause, ms, detail)
+            self.writer.close()
+        except OSError as exc:
+            self._give_up(exc)
 
     def close(self) -> None:
         """Close without an end record (the capture died): queued lines are kept, the trace reads as truncated."""
         self._cancel_timer()
         if not self.writer.closed:
             self.flush()
+            try:
+                self.writer.close()
+            except OSError as exc:
+                self._give_up(exc)
+
+    def _give_up(self, exc: OSError) -> None:
+        """Writing failed: stop recording (what is on disk stays a readable, truncated trace), say why later."""
+        self.failed = f"the recording {self.writer.path} stopped: {exc.strerror or exc}"
+        self._pending = []
+        with contextlib.suppress(OSError):
             self.writer.close()
+        with contextlib.suppress(OSError):
+            self.writer.close()  # a close whose flush failed may have raised before forgetting the file
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:

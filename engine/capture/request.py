@@ -3,25 +3,27 @@
 The API key itself is never held here: only the *name* of the environment
 variable that carries it, read at send time (:func:`auth_headers`). So nothing
 that serialises a :class:`CaptureRequest` (trace headers, reports, logs) can
-leak the key.
+leak the key. What a server echoes back is masked by :mod:`engine.capture.redact`.
 """
 
 from __future__ import annotations
 
-import json
-import os
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
+from callscope.engine.capture.redact import api_key, redact_url
 from callscope.engine.files import read_json
+from callscope.engine.json_text import DOCUMENT_DEPTH, loads
 from callscope.engine.tools import ToolsError, load_tools, validate_tools
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 300.0  # a server may think for minutes before its first (or atomic) tool-call chunk
 CHAT_PATH = "/v1/chat/completions"
-_SECRET_QUERY_WORDS = ("key", "token", "secret", "auth", "sig", "password", "pass")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class RequestError(ValueError):
@@ -38,7 +40,16 @@ class CaptureRequest:
     insecure: bool = False
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     read_timeout: float = DEFAULT_READ_TIMEOUT
+    #: Total seconds for the whole response (connect to last byte), or None for no limit: the read
+    #: timeout is per read, so a server dripping a byte now and then would otherwise never be cut off.
+    deadline: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Durations checked for every front end (CLI, GUI, scripts): a ``nan`` timeout would never fire."""
+        check_seconds(self.connect_timeout, "connect timeout")
+        check_seconds(self.read_timeout, "read timeout")
+        check_seconds(self.deadline, "deadline", none_ok=True)
 
     @property
     def tools(self) -> list[dict[str, Any]] | None:
@@ -55,15 +66,19 @@ def endpoint_url(url: str) -> str:
     Users paste a server's base URL, its ``/v1`` root, or the endpoint itself;
     all three mean the same request.
     """
-    parts = urlsplit(url.strip())
+    shown = redact_url(url.strip())  # error messages never repeat a user:password@
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError as exc:
+        raise RequestError(f"not a URL: {shown!r} ({exc})") from None
     if parts.scheme not in ("http", "https"):
-        raise RequestError(f"URL must start with http:// or https://, got {url!r}")
+        raise RequestError(f"URL must start with http:// or https://, got {shown!r}")
     if not parts.hostname:
-        raise RequestError(f"URL has no host: {url!r}")
+        raise RequestError(f"URL has no host: {shown!r}")
     try:
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError as exc:
-        raise RequestError(f"bad port in URL {url!r}: {exc}") from None
+        raise RequestError(f"bad port in URL {shown!r}: {exc}") from None
     path = parts.path.rstrip("/")
     if path.endswith("/chat/completions"):
         pass
@@ -74,24 +89,49 @@ def endpoint_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
-def redact_url(url: str) -> str:
-    """The URL minus credentials: no ``user:password@``, secret-looking query values replaced."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    query = parts.query
-    if query:
-        pairs = [
-            (k, "***" if any(w in k.lower() for w in _SECRET_QUERY_WORDS) else v)
-            for k, v in parse_qsl(query, keep_blank_values=True)
-        ]
-        query = urlencode(pairs, safe="*")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+def check_api_key_env(api_key_env: str) -> None:
+    """The key variable must be a variable *name*, and the key it holds must fit in an HTTP header.
+
+    Both messages avoid quoting what was given: a name that is not a name is
+    most likely the key itself, pasted in the wrong place.
+    """
+    if not _ENV_NAME.fullmatch(api_key_env):
+        raise RequestError(
+            "the API key variable must be the name of an environment variable (letters, digits, _), "
+            "not the key itself"
+        )
+    key = api_key(api_key_env)
+    bad = next((i for i, c in enumerate(key) if not 0x21 <= ord(c) <= 0x7E), None)
+    if bad is not None:
+        raise RequestError(
+            f"the API key in ${api_key_env} has a character an HTTP header cannot carry "
+            f"(position {bad + 1} of {len(key)}); check the variable"
+        )
 
 
 def auth_headers(api_key_env: str) -> dict[str, str]:
-    """``Authorization: Bearer <key>`` when the variable is set and non-empty, else nothing."""
-    key = os.environ.get(api_key_env, "").strip() if api_key_env else ""
+    """``Authorization: Bearer <key>`` when the variable is set and non-empty, else nothing.
+
+    Raises :class:`RequestError` for a key no header can carry (httpx would
+    otherwise fail with the header, key included, in its message).
+    """
+    key = api_key(api_key_env)
+    if key:
+        check_api_key_env(api_key_env)
     return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def check_seconds(value: float, what: str, *, zero_ok: bool = False, none_ok: bool = False) -> None:
+    """A duration must be a finite number of seconds, positive (or zero where that means something).
+
+    ``nan`` slips through ``value <= 0`` (every comparison with nan is false) and
+    ``inf`` reaches the socket layer as "wait forever"; both are rejected here.
+    """
+    if value is None and none_ok:
+        return
+    if value is None or not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
+        wanted = "a finite number of seconds >= 0" if zero_ok else "a finite number of seconds > 0"
+        raise RequestError(f"{what} must be {wanted}, got {value!r}")
 
 
 def tool_choice_value(text: str) -> Any:
@@ -101,7 +141,7 @@ def tool_choice_value(text: str) -> Any:
         return text
     if text.startswith("{"):
         try:
-            return json.loads(text)
+            return loads(text, DOCUMENT_DEPTH)
         except ValueError as exc:
             raise RequestError(f"--tool-choice is not valid JSON: {exc}") from None
     if not text:
@@ -146,7 +186,7 @@ def _request_object(doc: Any, what: str) -> dict[str, Any]:
 def parse_body(text: str, what: str = "request") -> dict[str, Any]:
     """A request body typed by hand (the GUI's request editor): a JSON object with messages; stream forced on."""
     try:
-        doc = json.loads(text)
+        doc = loads(text, DOCUMENT_DEPTH)
     except ValueError as exc:
         raise RequestError(f"{what} is not valid JSON: {exc}") from None
     body = _request_object(doc, what)

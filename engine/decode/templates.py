@@ -30,6 +30,8 @@ from jinja2.ext import Extension
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from callscope.engine.decode.errors import TemplateError
+from callscope.engine.files import read_document
+from callscope.engine.json_text import DOCUMENT_DEPTH, dumps, loads
 from callscope.engine.shipped import resource
 
 BUILTIN_DIR = resource("templates")
@@ -59,7 +61,7 @@ def _tojson(
     value: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
 ) -> str:
     """Like Hugging Face's: plain ``json.dumps`` (Jinja's own would HTML-escape ``<``, ``>``, ``&``, ``'``)."""
-    return json.dumps(
+    return dumps(  # any depth: a deeply nested tools schema renders instead of raising RecursionError
         _plain(value), ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
     )
 
@@ -165,16 +167,12 @@ def _template_line(exc: BaseException) -> int | None:
 
 def load_template_file(path: str | Path) -> ChatTemplate:
     name = str(path)
-    try:
-        source = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TemplateError(name, None, "no such file") from None
-    except IsADirectoryError:
-        raise TemplateError(name, None, "is a directory") from None
-    except UnicodeDecodeError as exc:
-        raise TemplateError(name, None, f"not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise TemplateError(name, None, f"cannot read ({exc.strerror or exc})") from None
+
+    def unreadable(message: str) -> TemplateError:
+        # engine.files words every failure "<path>: <why>"; TemplateError puts the name in front itself
+        return TemplateError(name, None, message.removeprefix(f"{name}: "))
+
+    source = read_document(path, unreadable, "a chat template")
     source = _unwrap_json_template(source)
     template = ChatTemplate(name, source, "file")
     template.compiled()  # report syntax errors now, with the line
@@ -187,7 +185,7 @@ def _unwrap_json_template(source: str) -> str:
     if not stripped.startswith("{") or stripped.startswith(("{%", "{{", "{#")):
         return source
     try:
-        doc = json.loads(source)
+        doc = loads(source)
     except ValueError:
         return source
     value = doc.get("chat_template") if isinstance(doc, dict) else None
@@ -281,7 +279,7 @@ def prepare_messages(messages: list[dict[str, Any]], caps: TemplateCaps) -> list
             fn = call.get("function") if isinstance(call, dict) else None
             if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
                 try:
-                    fn = {**fn, "arguments": json.loads(fn["arguments"])}
+                    fn = {**fn, "arguments": loads(fn["arguments"], DOCUMENT_DEPTH)}
                 except ValueError:
                     pass
                 call = {**call, "function": fn}

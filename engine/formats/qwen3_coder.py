@@ -63,6 +63,7 @@ from typing import Any, ClassVar
 from callscope.engine.formats.markers import find_first, held_back_from
 from callscope.engine.formats.text_state import TEXT as _TEXT
 from callscope.engine.formats.text_state import THINK_END, ThinkTextMachine
+from callscope.engine.json_text import is_json
 
 TOOL_CALL = "<tool_call>"
 TOOL_CALL_END = "</tool_call>"
@@ -99,20 +100,16 @@ def _escape(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _json_literal(text: str) -> str | None:
-    """``text`` stripped if it is a JSON number/true/false/null/object/array, else None."""
+    """``text`` stripped if it is a JSON number/true/false/null/object/array, else None.
+
+    Checked with the grammar, not by building the value, so a deeply nested
+    array stays an array (``json.loads`` would give up and make it a string).
+    """
     stripped = text.strip()
-    if not stripped:
+    if not stripped or stripped[0] == '"' or not is_json(stripped, constants=False):
         return None
-    try:
-        value = json.loads(stripped, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
-        return None
-    return None if isinstance(value, str) else stripped
+    return stripped
 
 
 def _strip_layout_newline(text: str) -> str:
