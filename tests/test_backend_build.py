@@ -111,7 +111,7 @@ def test_a_crashing_build_is_named_with_its_signal_and_how_to_rebuild(tmp_path, 
     with pytest.raises(BackendBroken) as err:
         probe.ensure_backend()
     message = str(err.value)
-    assert "crashed with SIGILL" in message and "CPU instructions" in message
+    assert "crashed with SIGILL" in message and "CPU instructions" in message and "llama-cpp-python" in message
     assert "make setup" in message and "\n" not in message
     # The verdict is cached per build: the next check does not probe again (and still refuses).
     monkeypatch.delenv(probe.FAULT_ENV)

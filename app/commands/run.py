@@ -173,6 +173,9 @@ class _StatusProgress(DecodeProgress):
         self.max_tokens = max_tokens
         self.first_ms = 0.0
 
+    def checking_backend(self) -> None:
+        self.status.show("checking that this llama.cpp build runs here (once per build)...", elapsed=True)
+
     def loading_model(self, info: ModelInfo) -> None:
         self.status.show(f"loading {info.name} ({info.size_text})...", elapsed=True)
 

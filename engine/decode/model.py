@@ -305,10 +305,12 @@ def load_model(
         raise ModelLoadFailed(
             info.path, f"a context of {n_ctx} tokens exceeds the {info.context_length} the model was trained for"
         )
-    progress.loading_model(info)
-    from callscope.engine.decode.probe import ensure_backend
+    from callscope.engine.decode.probe import backend_known, ensure_backend
 
+    if not backend_known():
+        progress.checking_backend()
     ensure_backend(info.path)  # a build that would crash this process is refused first, in a child
+    progress.loading_model(info)
     try:
         from llama_cpp import Llama
     except ImportError as exc:  # pragma: no cover - dependency missing

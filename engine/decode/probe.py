@@ -39,10 +39,9 @@ FAULT_ENV = "CALLSCOPE_PROBE_FAULT"
 BUILD_MARKER = "callscope-llama-build.json"
 PROBE_TIMEOUT_S = 180.0
 REBUILD_HINT = (
-    "rebuild it for this machine: `make setup` installs the portable x86-64-v3 build "
-    "(or `python3 scripts/llama_wheel.py .venv/bin/python --flags portable`); without make: "
+    "rebuild it for any x86-64 CPU: `make setup` in the callscope checkout (without make: "
     "CMAKE_ARGS='-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON' "
-    "pip install --force-reinstall --no-cache-dir llama-cpp-python"
+    "pip install --force-reinstall --no-cache-dir llama-cpp-python)"
 )
 
 _checked: set[str] = set()
@@ -59,8 +58,8 @@ class BuildInfo:
     flag_set: str | None  # "portable", "native", ... when scripts/llama_wheel.py installed it
 
     def describe(self) -> str:
-        kind = f"{self.flag_set} build" if self.flag_set else "build"
-        return f"llama-cpp-python {self.version} ({kind} in {self.lib_dir})"
+        kind = f" ({self.flag_set} build)" if self.flag_set else ""
+        return f"llama-cpp-python {self.version}{kind}"
 
 
 @dataclass(slots=True)
@@ -131,15 +130,15 @@ def signal_name(returncode: int) -> str:
 
 def _signal_words(name: str) -> str:
     if name == "SIGILL":
-        return ("this build uses CPU instructions this machine does not run (a native build made on a CPU "
-                "whose AMX or AVX-512 this machine or VM does not enable)")
+        return ("uses CPU instructions this machine does not run (built natively on a CPU whose AMX or AVX-512 "
+                "this machine or VM does not enable)")
     if name == "SIGSEGV":
-        return "the library crashed (a broken or mismatched build)"
+        return "is broken or mismatched"
     if name == "SIGBUS":
-        return "the library or the model file could not be mapped"
+        return "or the model file could not be mapped"
     if name == "SIGKILL":
-        return "it was killed (out of memory?)"
-    return "the library crashed"
+        return "was killed (out of memory?)"
+    return "crashed"
 
 
 def run_probe(model_path: str, build: BuildInfo, timeout: float = PROBE_TIMEOUT_S) -> Verdict:
@@ -153,8 +152,8 @@ def run_probe(model_path: str, build: BuildInfo, timeout: float = PROBE_TIMEOUT_
         return Verdict(True, "")
     if proc.returncode < 0:
         name = signal_name(proc.returncode)
-        return Verdict(False, f"{build.describe()} crashed with {name} while decoding one token of the packaged "
-                              f"model in a test process: {_signal_words(name)}", name)
+        return Verdict(False, f"llama.cpp crashed with {name} decoding one test token: {build.describe()} "
+                              f"{_signal_words(name)}", name)
     last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
     return Verdict(False, f"{build.describe()} failed to decode one token in a test process "
                           f"(exit {proc.returncode}: {last[:300]})")

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 class DecodeProgress:
     """Hooks for the slow steps of a live run; each default does nothing."""
 
+    def checking_backend(self) -> None:
+        """This llama.cpp build is probed once (a child process decodes one token) before its first load."""
+
     def loading_model(self, info: ModelInfo) -> None:
         """The model's metadata is read; its weights are about to load (the slow part)."""
 
