@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from callscope.engine.shipped import resolve_recording
+from callscope.engine.core.shipped import resolve_recording
 
 DEFAULT_ROUNDS = 21
 HEADLINE = "headline_701_tokens"

@@ -31,8 +31,8 @@ STEPS = 20_000
 
 def make_trace(path: Path, steps: int = STEPS, rate: float = 50.0) -> None:
     """A hermes generation: a little content, then one long write_file call, split into ``steps`` tokens."""
-    from callscope.engine.samples import big_arguments, render
-    from callscope.engine.trace import TraceHeader, TraceWriter
+    from callscope.engine.formats.samples import big_arguments, render
+    from callscope.engine.recordings.trace import TraceHeader, TraceWriter
 
     text = render("hermes", [("write_file", big_arguments(steps * 4))], content="I'll write the handler now.").encode()
     size = len(text) // steps
@@ -105,8 +105,8 @@ def _live_replay(app, window, trace_path: Path) -> dict[str, Any]:
     """Push every step through the worker-signal path as fast as a thread can emit them."""
     from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-    from callscope.engine.analysis import SourceInfo
-    from callscope.engine.trace import read_trace
+    from callscope.engine.analysis.analyzer import SourceInfo
+    from callscope.engine.recordings.trace import read_trace
     from callscope.workers.run_worker import RunPlan
 
     trace = read_trace(trace_path)

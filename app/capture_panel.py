@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from callscope.engine.analysis import Analysis
+from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.capture.client import CaptureResult, Line, StreamCapture
 from callscope.engine.capture.conformance import CaptureAnalyzer
 from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_result

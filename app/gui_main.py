@@ -23,7 +23,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
-from callscope.engine.shipped import fixtures_dir, resource
+from callscope.engine.core.shipped import fixtures_dir, resource
 from callscope.widgets import theme
 
 DEFAULT_FIXTURE = fixtures_dir() / "headline_701_tokens.jsonl"

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 
 from callscope.engine.formats import FORMAT_IDS, make_parser
+from callscope.engine.formats.samples import big_arguments, render
 from callscope.engine.policies import make_policy
-from callscope.engine.samples import big_arguments, render
 
 TOOLS = [
     {

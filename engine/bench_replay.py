@@ -64,7 +64,7 @@ def filler(length: int) -> str:
 
 def generation(steps: int, piece: int = 4, format_id: str = "hermes") -> bytes:
     """A generation of exactly ``steps * piece`` bytes: one write_file call with a long ``content``."""
-    from callscope.engine.samples import render
+    from callscope.engine.formats.samples import render
 
     def text(content: str) -> str:
         return render(format_id, [("write_file", {"path": "/tmp/big.txt", "content": content})])
@@ -82,7 +82,7 @@ def generate_trace(
     path: str | os.PathLike[str], steps: int, piece: int = 4, format_id: str = "hermes", rate: float = 24.0
 ) -> int:
     """Write the benchmark trace (``piece`` bytes per step at ``rate`` steps/s); returns its size in bytes."""
-    from callscope.engine.trace import TraceHeader, TraceWriter
+    from callscope.engine.recordings.trace import TraceHeader, TraceWriter
 
     data = generation(steps, piece, format_id)
     header = TraceHeader(
@@ -119,9 +119,9 @@ def _peak_rss_mb() -> float:
 
 def measure(path: str, policy: str, format_id: str | None) -> dict[str, Any]:
     """Load + analyse ``path`` in this process; the caller runs this in a fresh interpreter."""
-    from callscope.engine.replay import default_name  # imports before the baseline RSS reading
-    from callscope.engine.trace import read_trace
-    from callscope.engine.trace_io import analyze_trace
+    from callscope.engine.recordings.replay import default_name  # imports before the baseline RSS reading
+    from callscope.engine.recordings.trace import read_trace
+    from callscope.engine.recordings.trace_io import analyze_trace
 
     baseline = _rss_mb()
     t0 = time.perf_counter()

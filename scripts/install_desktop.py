@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from callscope.engine.shipped import resource
+from callscope.engine.core.shipped import resource
 
 
 def data_home() -> Path:

@@ -34,8 +34,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from callscope.engine.samples import render  # noqa: E402
-from callscope.engine.trace import Trace, TraceEnd, TraceHeader, TraceStep, write_trace  # noqa: E402
+from callscope.engine.formats.samples import render  # noqa: E402
+from callscope.engine.recordings.trace import Trace, TraceEnd, TraceHeader, TraceStep, write_trace  # noqa: E402
 
 FIXTURES = ROOT / "fixtures"
 CREATED = "2025-06-01T00:00:00+00:00"  # fixed, so regenerating gives identical files

@@ -9,8 +9,8 @@ terminal arguments. Returns the terminal Parse for further assertions.
 
 from __future__ import annotations
 
+from callscope.engine.core.parse_model import ArgumentsAppended, CallNamed, CallRevised, Parse
 from callscope.engine.formats import make_parser
-from callscope.engine.parse_model import ArgumentsAppended, CallNamed, CallRevised, Parse
 
 
 def feed_all(format_id: str, text: str, tools=None) -> Parse:

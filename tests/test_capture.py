@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from callscope.cli import main as cli_main
+from callscope.engine.analysis.report import report_json, summary_text
 from callscope.engine.capture import (
     CaptureAnalyzer,
     CaptureRecorder,
@@ -28,11 +29,10 @@ from callscope.engine.capture import (
     capture_sync,
 )
 from callscope.engine.capture.request import RequestError, build_body, endpoint_url, redact_url
-from callscope.engine.replay import load_analyses
-from callscope.engine.replay_text import analyze_text
-from callscope.engine.report import report_json, summary_text
-from callscope.engine.trace import read_trace
-from callscope.engine.wire import sse_line
+from callscope.engine.core.wire import sse_line
+from callscope.engine.recordings.replay import load_analyses
+from callscope.engine.recordings.replay_text import analyze_text
+from callscope.engine.recordings.trace import read_trace
 from tests.schema import validate_report
 from tests.sse_server import (
     ARGS,

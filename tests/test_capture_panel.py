@@ -20,7 +20,7 @@ from callscope.capture_panel import (
 from callscope.engine.capture import CaptureRequest, endpoint_url
 from callscope.engine.capture.request import RequestError
 from callscope.engine.inspector.live import RUNNING
-from callscope.engine.replay import load_analyses
+from callscope.engine.recordings.replay import load_analyses
 from callscope.models.session import InspectorSession
 from tests.sse_server import DONE, FINISH_TOOLS, ROLE, RULE_STREAMS, Scenario, chunk, tool
 

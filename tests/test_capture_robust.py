@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from callscope.cli import main as cli_main
+from callscope.engine.analysis.report import report_json
 from callscope.engine.capture import (
     CaptureRecorder,
     CaptureRequest,
@@ -32,9 +33,8 @@ from callscope.engine.capture import (
 from callscope.engine.capture.client import LineSplitter
 from callscope.engine.capture.redact import MASK, Redactor, redact_url, redactor_for
 from callscope.engine.capture.request import RequestError, endpoint_url
-from callscope.engine.replay import load_analyses
-from callscope.engine.report import report_json
-from callscope.engine.trace import TraceWriter, read_trace
+from callscope.engine.recordings.replay import load_analyses
+from callscope.engine.recordings.trace import TraceWriter, read_trace
 from tests.sse_server import DONE, FINISH_TOOLS, ROLE, Scenario, chunk, clean_call, lines_of, tool
 
 BODY = {"messages": [{"role": "user", "content": "weather in Paris?"}], "stream": True}

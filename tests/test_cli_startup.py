@@ -20,7 +20,7 @@ import pytest
 
 from callscope import cli
 from callscope.commands import bench
-from callscope.engine.shipped import resolve_recording
+from callscope.engine.core.shipped import resolve_recording
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADLINE = resolve_recording("headline_701_tokens")

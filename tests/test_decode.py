@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from callscope.cli import main
-from callscope.engine.analysis import Analyzer, SourceInfo
+from callscope.engine.analysis.analyzer import Analyzer, SourceInfo
+from callscope.engine.analysis.report import report_json
+from callscope.engine.core.tools import load_tools
 from callscope.engine.decode.errors import (
     GrammarError,
     ModelBusy,
@@ -32,10 +34,8 @@ from callscope.engine.decode.messages import default_messages
 from callscope.engine.decode.model import default_model_path, load_model, read_model_info
 from callscope.engine.decode.session import LiveRun, RunSettings
 from callscope.engine.formats import make_parser
-from callscope.engine.replay import load_analyses
-from callscope.engine.report import report_json
-from callscope.engine.tools import load_tools
-from callscope.engine.trace import read_trace
+from callscope.engine.recordings.replay import load_analyses
+from callscope.engine.recordings.trace import read_trace
 from tests.schema import validate_report
 
 pytestmark = pytest.mark.model

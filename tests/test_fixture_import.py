@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from callscope.engine.fixture_import import FixtureError, analyze_fixture, read_fixtures
-from callscope.engine.parse_model import ParseFailed
-from callscope.engine.trace import TraceError
-from callscope.engine.wire import HEADER
+from callscope.engine.core.parse_model import ParseFailed
+from callscope.engine.core.wire import HEADER
+from callscope.engine.recordings.fixture_import import FixtureError, analyze_fixture, read_fixtures
+from callscope.engine.recordings.trace import TraceError
 
 
 def call(name, arguments, call_id=None):

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from callscope.engine.expectations import check_verdict, verdicts_by_policy
+from callscope.engine.analysis.expectations import check_verdict, verdicts_by_policy
+from callscope.engine.analysis.report import report_json
 from callscope.engine.formats import FORMAT_IDS
-from callscope.engine.replay import analyze_recording, load_recording
-from callscope.engine.report import report_json
+from callscope.engine.recordings.replay import analyze_recording, load_recording
 from tests.schema import validate_report
 
 ROOT = Path(__file__).resolve().parent.parent

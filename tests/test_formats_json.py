@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from callscope.engine.core.parse_model import ArgumentsAppended, CallNamed, CallOpened, Parse, ParsedCall
 from callscope.engine.formats import make_parser
-from callscope.engine.parse_model import ArgumentsAppended, CallNamed, CallOpened, Parse, ParsedCall
 from tests.format_harness import check_stream, feed_all, partial_of, pieces_by
 
 # ------------------------------------------------------------ rendering

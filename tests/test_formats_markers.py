@@ -13,10 +13,10 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from callscope.engine.core.parse_model import ArgumentsAppended, ContentAppended, Parse
 from callscope.engine.formats import make_parser
 from callscope.engine.formats.deepseek_v31 import Parser as DeepSeekParser
 from callscope.engine.formats.qwen3_coder import Parser as QwenParser
-from callscope.engine.parse_model import ArgumentsAppended, ContentAppended, Parse
 from tests.format_harness import check_stream, pieces_by
 
 QWEN_MARKERS = ("<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>", "</think>")

@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtCore import QTimer
 
 from callscope.engine.inspector.live import RUNNING
-from callscope.engine.replay import load_analyses
+from callscope.engine.recordings.replay import load_analyses
 from tests.gui_helpers import PARALLEL, REGRESS, make_window
 from tests.sse_server import DONE, FINISH_TOOLS, RULE_STREAMS, Scenario, clean_call
 

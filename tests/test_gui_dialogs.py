@@ -223,9 +223,9 @@ def test_a_file_with_several_streams_offers_a_run_picker(qtbot, tmp_path, monkey
 
 
 def test_a_failed_run_keeps_the_tokens_received_and_can_be_saved(qtbot, tmp_path, monkeypatch):
-    from callscope.engine.analysis import SourceInfo
-    from callscope.engine.replay import load_analyses
-    from callscope.engine.samples import render
+    from callscope.engine.analysis.analyzer import SourceInfo
+    from callscope.engine.formats.samples import render
+    from callscope.engine.recordings.replay import load_analyses
     from callscope.workers.run_worker import RunPlan
 
     window = make_window(qtbot, tmp_path, monkeypatch)
@@ -246,8 +246,8 @@ def test_a_failed_run_keeps_the_tokens_received_and_can_be_saved(qtbot, tmp_path
 
 def test_a_live_run_in_thinking_mode_is_analysed_as_reasoning_first(qtbot, tmp_path, monkeypatch):
     """The GUI's own analysis of a live run uses the plan's thinking flag, as the worker's does."""
-    from callscope.engine.analysis import SourceInfo
-    from callscope.engine.samples import render
+    from callscope.engine.analysis.analyzer import SourceInfo
+    from callscope.engine.formats.samples import render
     from callscope.workers.run_worker import RunPlan
 
     window = make_window(qtbot, tmp_path, monkeypatch)

@@ -49,7 +49,7 @@ def test_live_run_keeps_the_event_loop_responsive_and_stop_ends_it(live_window, 
     assert window.text_view.toPlainText() == window.session.state.spans.text
     assert window.shown_errors == []
     assert window.save_trace_to(str(tmp_path / "run.jsonl"))
-    from callscope.engine.replay import load_analyses
+    from callscope.engine.recordings.replay import load_analyses
 
     again = load_analyses(tmp_path / "run.jsonl")[0]
     assert [c.text for c in again.chunks] == [c.text for c in analysis.chunks]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
-from callscope.engine.analysis import SourceInfo
-from callscope.engine.samples import big_arguments, render
+from callscope.engine.analysis.analyzer import SourceInfo
+from callscope.engine.formats.samples import big_arguments, render
 from tests.gui_helpers import make_window
 
 pytestmark = pytest.mark.gui

@@ -12,10 +12,10 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
+from callscope.engine.analysis.report import report_json
+from callscope.engine.formats.samples import render
 from callscope.engine.inspector.ttfd import ttfd_label
-from callscope.engine.replay import load_analyses
-from callscope.engine.report import report_json
-from callscope.engine.samples import render
+from callscope.engine.recordings.replay import load_analyses
 from tests.gui_helpers import HEADLINE, PARALLEL, REGRESS, ROOT, make_window
 
 pytestmark = pytest.mark.gui

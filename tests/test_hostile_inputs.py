@@ -23,10 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from callscope.cli import main
-from callscope.engine import files, json_text
+from callscope.engine.core import files, json_text
 from callscope.engine.formats import FORMAT_IDS
-from callscope.engine.samples import render
-from callscope.engine.trace import TRACE_SCHEMA
+from callscope.engine.formats.samples import render
+from callscope.engine.recordings.trace import TRACE_SCHEMA
 from tests.sse_server import DONE, FINISH_TOOLS, ROLE, chunk, tool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -302,7 +302,7 @@ def test_report_json_never_prints_nan(capsys):
     import argparse
 
     from callscope.commands.common import CliError, print_report
-    from callscope.engine.analysis import Analyzer, SourceInfo
+    from callscope.engine.analysis.analyzer import Analyzer, SourceInfo
     from callscope.engine.formats import make_parser
 
     analyzer = Analyzer("nan", SourceInfo("text", None, "hermes", "incremental"), "char", True, make_parser("hermes"))

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from callscope.engine.analysis import Analysis
+from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.report import ttfd_gain
+from callscope.engine.formats.samples import render
 from callscope.engine.inspector.chunks import ChunkIndex
 from callscope.engine.inspector.compare import CompareTarget, compare, compare_targets, target_from_label
 from callscope.engine.inspector.lanes import ATOMIC, PARSE, TOKENS, VIOLATIONS, WIRE
@@ -26,10 +28,8 @@ from callscope.engine.inspector.state import InspectorState
 from callscope.engine.inspector.text_spans import ARGUMENTS, CALL
 from callscope.engine.inspector.timebase import Timebase
 from callscope.engine.inspector.ttfd import seconds, ttfd_curves, ttfd_label, ttfd_point
-from callscope.engine.replay import load_analyses
-from callscope.engine.replay_text import analyze_text
-from callscope.engine.report import ttfd_gain
-from callscope.engine.samples import render
+from callscope.engine.recordings.replay import load_analyses
+from callscope.engine.recordings.replay_text import analyze_text
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -385,8 +385,8 @@ def test_compare_offers_other_parsers_only_for_a_source_that_carries_text():
 
 def test_every_text_source_reparses_with_another_format():
     """Pasted text, a trace and a live run give the same stream when re-parsed by another wire format."""
-    from callscope.engine.trace import parse_trace
-    from callscope.engine.trace_io import analyze_trace
+    from callscope.engine.recordings.trace import parse_trace
+    from callscope.engine.recordings.trace_io import analyze_trace
 
     path = FIXTURES / "formats" / "hermes_single.jsonl"
     trace_run = FileSource(str(path)).analyses("incremental", "qwen3_coder")[0]
@@ -445,7 +445,7 @@ def test_sources_report_user_errors(tmp_path):
 
 
 def test_a_live_analysis_grows_and_every_structure_follows():
-    from callscope.engine.analysis import Analyzer, SourceInfo
+    from callscope.engine.analysis.analyzer import Analyzer, SourceInfo
     from callscope.engine.formats import make_parser
     from callscope.engine.inspector.live import RUNNING, provisional_analysis, refresh_scalars
 
@@ -498,8 +498,8 @@ def test_utf16_offsets_follow_bytes_split_across_steps():
 
 
 def test_call_verdicts_and_finish_badges_read_as_sentences():
+    from callscope.engine.core.wire import Violation
     from callscope.engine.inspector.reconcile import calls_verdict, finish_badge
-    from callscope.engine.wire import Violation
 
     assert calls_verdict([True]) == "1 call · reconstructs"
     assert calls_verdict([True, True]) == "2 calls · all reconstruct"

@@ -119,7 +119,7 @@ def test_the_wheel_runs_from_a_fresh_venv_in_another_directory(wheel, tmp_path):
         return out
 
     assert run(str(py), "-m", "callscope", "--version").stdout.startswith("callscope ")
-    where = run(str(py), "-c", "import callscope.engine.shipped as s; print(s.resources_dir())").stdout.strip()
+    where = run(str(py), "-c", "import callscope.engine.core.shipped as s; print(s.resources_dir())").stdout.strip()
     assert where.startswith(str(venv)), "the installed package, not the checkout"
     prompt = json.loads(run(str(cli), "prompt", "--json").stdout)
     assert prompt["format"] and "get_weather" in prompt["prompt"]

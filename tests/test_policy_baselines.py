@@ -1,6 +1,6 @@
 """The atomic baseline and llama.cpp server semantics, against the same parse sequences."""
 
-from callscope.engine.parse_model import Parse, ParsedCall
+from callscope.engine.core.parse_model import Parse, ParsedCall
 from tests.test_policy_incremental import GROWING, PARALLEL, assembled, call, run, tool_deltas
 
 

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from callscope.engine.analysis import Analysis, Analyzer, SourceInfo
-from callscope.engine.parse_model import Parse, ParsedCall
-from callscope.engine.wire import chunk_json
+from callscope.engine.analysis.analyzer import Analysis, Analyzer, SourceInfo
+from callscope.engine.core.parse_model import Parse, ParsedCall
+from callscope.engine.core.wire import chunk_json
 
 
 def call(name, arguments="", id=None):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from callscope.cli import main
-from callscope.engine.samples import render
-from callscope.engine.trace import TRACE_SCHEMA, TraceHeader, TraceWriter, read_trace
+from callscope.engine.formats.samples import render
+from callscope.engine.recordings.trace import TRACE_SCHEMA, TraceHeader, TraceWriter, read_trace
 from tests.schema import validate_report
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ import pytest
 
 from callscope.cli import main
 from callscope.engine.formats import FORMAT_IDS
-from callscope.engine.samples import render
+from callscope.engine.formats.samples import render
 from tests.schema import validate_report
 
 ROOT = Path(__file__).resolve().parent.parent

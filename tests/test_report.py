@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from callscope.engine.report import report_json, summary_text
+from callscope.engine.analysis.report import report_json, summary_text
 from tests.schema import validate_report
 from tests.test_policy_incremental import GROWING, PARALLEL, run
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from callscope.cli import main
+from callscope.engine.core.tools import load_tools
 from callscope.engine.decode.errors import MessagesError, TemplateError, ToolChoiceError
 from callscope.engine.decode.grammar import build_tool_grammar, forced_tools, lit, tighten
 from callscope.engine.decode.messages import parse_messages
@@ -27,7 +28,6 @@ from callscope.engine.decode.templates import (
     probe_caps,
 )
 from callscope.engine.formats import FORMAT_IDS
-from callscope.engine.tools import load_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "tests" / "data" / "templates"

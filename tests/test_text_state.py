@@ -15,6 +15,7 @@ from typing import ClassVar
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from callscope.engine.core.parse_model import ContentAppended, ReasoningAppended
 from callscope.engine.formats.markers import find_first, held_back_from, strip_partial_suffix
 from callscope.engine.formats.text_state import (
     REASONING,
@@ -24,7 +25,6 @@ from callscope.engine.formats.text_state import (
     ThinkTextMachine,
     skip_space,
 )
-from callscope.engine.parse_model import ContentAppended, ReasoningAppended
 
 
 def reference_held_back_from(buffer: str, markers: tuple[str, ...], start: int = 0) -> int:

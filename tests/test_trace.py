@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from callscope.engine.report import describe_finish, report_json, summary_text
-from callscope.engine.trace import (
+from callscope.engine.analysis.report import describe_finish, report_json, summary_text
+from callscope.engine.recordings.trace import (
     KNOWN_SCHEMAS,
     TRACE_SCHEMA,
     TraceEnd,
@@ -17,7 +17,7 @@ from callscope.engine.trace import (
     read_trace,
     write_trace,
 )
-from callscope.engine.trace_io import analyze_trace
+from callscope.engine.recordings.trace_io import analyze_trace
 
 EMOJI = "🙂".encode()  # 4 bytes, split across two steps below
 
@@ -237,7 +237,7 @@ def test_file_content_is_data_never_code(tmp_path):
 
 def test_buffered_writer_still_flushes_periodically(tmp_path):
     """flush_each=False (the decode loop's hot path) must not leave a crash with nothing on disk."""
-    from callscope.engine.trace import TraceHeader, TraceWriter, read_trace
+    from callscope.engine.recordings.trace import TraceHeader, TraceWriter, read_trace
 
     path = tmp_path / "t.jsonl"
     writer = TraceWriter(path, TraceHeader(source="text", format="hermes", unit="char"), flush_each=False)

@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from callscope.engine.analysis import Analysis
+    from callscope.engine.analysis.analyzer import Analysis
 
 
 class CliError(Exception):
@@ -55,7 +55,7 @@ def check_format(format_id: str) -> str:
 def read_tools(path: str | None) -> list[dict[str, Any]] | None:
     if path is None:
         return None
-    from callscope.engine.tools import ToolsError, load_tools
+    from callscope.engine.core.tools import ToolsError, load_tools
 
     try:
         return load_tools(path)
@@ -66,7 +66,7 @@ def read_tools(path: str | None) -> list[dict[str, Any]] | None:
 def read_text(path: str, what: str = "file") -> str:
     """A UTF-8 text file's contents (``-`` reads standard input as bytes, bounded like a file, and
     names ``<stdin>`` and the byte offset of bad UTF-8); any failure is one CliError line."""
-    from callscope.engine.files import decode_utf8, read_stdin, read_utf8
+    from callscope.engine.core.files import decode_utf8, read_stdin, read_utf8
 
     if path == "-":
         return decode_utf8(read_stdin(CliError), "<stdin>", CliError, what)
@@ -75,10 +75,10 @@ def read_text(path: str, what: str = "file") -> str:
 
 def print_report(analyses: list[Analysis], args: argparse.Namespace) -> None:
     """``--json``: the report document; otherwise a readable summary per run (plus chunks with --chunks)."""
-    from callscope.engine.report import chunks_text, report_json, summary_text
+    from callscope.engine.analysis.report import chunks_text, report_json, summary_text
 
     if getattr(args, "json", False):
-        from callscope.engine.json_text import dumps
+        from callscope.engine.core.json_text import dumps
 
         # built whole first, and never with NaN: a report either prints as valid JSON or not at all
         report = report_json(analyses, include_chunks=getattr(args, "chunks", False))

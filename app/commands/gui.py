@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if (args.at is not None or args.tab is not None) and not args.screenshot:
         raise CliError("--at and --tab only apply with --screenshot")
     if args.file is not None:
-        from callscope.engine.shipped import resolve_recording
+        from callscope.engine.core.shipped import resolve_recording
 
         args.file = resolve_recording(args.file)
         if not os.path.exists(args.file):

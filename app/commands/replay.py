@@ -13,11 +13,11 @@ from callscope.commands.common import (
     print_report,
 )
 from callscope.commands.status import StatusLine, large_input, megabytes
-from callscope.engine.analysis import Analysis
+from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.core.shipped import resolve_recording
 from callscope.engine.formats import FORMAT_IDS
-from callscope.engine.replay import Recording, analyze_recording, load_recording
-from callscope.engine.shipped import resolve_recording
-from callscope.engine.trace import TraceError
+from callscope.engine.recordings.replay import Recording, analyze_recording, load_recording
+from callscope.engine.recordings.trace import TraceError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -18,8 +18,8 @@ from callscope.commands.common import (
 )
 from callscope.commands.status import StatusLine, large_input, megabytes
 from callscope.engine.formats import FORMAT_IDS
-from callscope.engine.replay_text import analyze_text
-from callscope.engine.text_source import BadStep, parse_step, rate_problem
+from callscope.engine.recordings.replay_text import analyze_text
+from callscope.engine.recordings.text_source import BadStep, parse_step, rate_problem
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             thinking=args.thinking,
         )
     if args.record:
-        from callscope.engine.trace_io import write_analysis_trace  # issue 3: traces
+        from callscope.engine.recordings.trace_io import write_analysis_trace  # issue 3: traces
 
         try:
             write_analysis_trace(args.record, analysis, tools=tools, description=f"replay-text of {args.file}")

@@ -12,9 +12,9 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from callscope.commands.common import CliError, read_tools
+from callscope.engine.core.shipped import resource
 from callscope.engine.decode.prompting import AUTO
 from callscope.engine.formats import FORMAT_IDS
-from callscope.engine.shipped import resource
 
 if TYPE_CHECKING:
     from callscope.engine.decode.templates import ChatTemplate

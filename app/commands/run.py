@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _header_text(live: Any, result: Any) -> str:
-    from callscope.engine.report import format_seconds, plural
+    from callscope.engine.analysis.report import format_seconds, plural
 
     model, plan, stats = live.model, result.plan, result.stats
     rate = stats.decode_tokens_per_s

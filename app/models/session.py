@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from callscope.engine.analysis import Analysis
+from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.inspector.sources import Source, SourceError
 from callscope.engine.inspector.state import CursorView, InspectorState
 from callscope.widgets.frame_throttle import FrameThrottle

@@ -12,10 +12,10 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
+from callscope.engine.core.wire import Violation
 from callscope.engine.inspector.chunks import time_text
 from callscope.engine.inspector.compare import CompareRow, summarize
 from callscope.engine.inspector.reconcile import CallVerdict
-from callscope.engine.wire import Violation
 from callscope.widgets import theme
 
 T = TypeVar("T")

@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from callscope.engine.core.shipped import resource
 from callscope.engine.decode.loop import SamplerSettings
 from callscope.engine.formats import FORMAT_IDS, supports_thinking
 from callscope.engine.policies import POLICY_IDS
-from callscope.engine.shipped import resource
 from callscope.widgets import theme
 
 TOOL_PRESETS = resource("tools")

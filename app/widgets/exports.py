@@ -7,11 +7,11 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QWidget
 
-from callscope.engine.analysis import Analysis
-from callscope.engine.json_text import dumps
-from callscope.engine.report import report_json
-from callscope.engine.trace_io import write_analysis_trace
-from callscope.engine.wire import sse_line
+from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.report import report_json
+from callscope.engine.core.json_text import dumps
+from callscope.engine.core.wire import sse_line
+from callscope.engine.recordings.trace_io import write_analysis_trace
 
 
 class ExportError(Exception):

@@ -11,8 +11,8 @@ import html
 
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from callscope.engine.core.parse_model import Parse
 from callscope.engine.inspector.parse_cursor import StepDelta
-from callscope.engine.parse_model import Parse
 from callscope.models.session import InspectorSession
 from callscope.widgets import theme
 

@@ -6,11 +6,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
+from callscope.engine.analysis.report import describe_finish
 from callscope.engine.inspector.live import RUNNING
 from callscope.engine.inspector.reconcile import calls_verdict, finish_badge
 from callscope.engine.inspector.ttfd import ttfd_label
 from callscope.engine.policies import POLICY_IDS
-from callscope.engine.report import describe_finish
 from callscope.models.session import InspectorSession
 from callscope.widgets.pane import ElidedLabel
 

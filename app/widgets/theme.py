@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor, QFont, QFontDatabase
 
-from callscope.engine.shipped import resource
+from callscope.engine.core.shipped import resource
 
 STYLE_FILE = resource("style", "dark.qss")
 

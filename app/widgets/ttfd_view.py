@@ -17,10 +17,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
-from callscope.engine.analysis import Analysis
+from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.report import ttfd_gain
 from callscope.engine.inspector.live import RUNNING
 from callscope.engine.inspector.ttfd import TtfdCurves, TtfdPoint, describe_first, ttfd_curves, ttfd_point
-from callscope.engine.report import ttfd_gain
 from callscope.models.session import InspectorSession
 from callscope.widgets import theme
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
 
-from callscope.engine.analysis import Analysis, Analyzer
+from callscope.engine.analysis.analyzer import Analysis, Analyzer
 from callscope.engine.formats import make_parser
 from callscope.engine.inspector.live import provisional_analysis, refresh_scalars
 from callscope.engine.inspector.sources import AnalysisSource

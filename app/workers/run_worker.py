@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from callscope.engine.analysis import SourceInfo
+from callscope.engine.analysis.analyzer import SourceInfo
 from callscope.workers.token_buffer import TokenBuffer
 
 

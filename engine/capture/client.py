@@ -30,7 +30,7 @@ import httpx
 
 from callscope.engine.capture.redact import Redactor, redactor_for
 from callscope.engine.capture.request import CaptureRequest, RequestError, auth_headers
-from callscope.engine.json_text import dumps, loads
+from callscope.engine.core.json_text import dumps, loads
 
 #: One received line: (ms since the request was sent, the line without its newline).
 #: Times are kept unrounded here; traces and reports keep them to the microsecond (:func:`stamped`).

@@ -33,10 +33,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from callscope.engine.analysis import Analysis, CallReport, SourceInfo, StepRecord, StepTime
-from callscope.engine.inspector.live import RUNNING
-from callscope.engine.json_text import check, dumps, loads
-from callscope.engine.parse_model import (
+from callscope.engine.analysis.analyzer import Analysis, CallReport, SourceInfo, StepRecord, StepTime
+from callscope.engine.core.json_text import check, dumps, loads
+from callscope.engine.core.parse_model import (
     ArgumentsAppended,
     CallNamed,
     CallOpened,
@@ -46,7 +45,7 @@ from callscope.engine.parse_model import (
     ParseEvent,
     ReasoningAppended,
 )
-from callscope.engine.wire import (
+from callscope.engine.core.wire import (
     ARGUMENTS,
     CONTENT,
     FINISH,
@@ -57,6 +56,7 @@ from callscope.engine.wire import (
     Violation,
     WireChunk,
 )
+from callscope.engine.inspector.live import RUNNING
 
 CAPTURE_POLICY = "server"  # source.policy of a capture: the server decided what went out
 DEFAULT_ATOMIC_SILENCE_MS = 1000.0

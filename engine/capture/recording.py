@@ -24,12 +24,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from callscope.engine.analysis import Analysis
+from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.capture.client import CaptureResult, Line, stamped
 from callscope.engine.capture.conformance import DEFAULT_ATOMIC_SILENCE_MS, analyze_capture_lines
 from callscope.engine.capture.redact import Redactor, redactor_for
 from callscope.engine.capture.request import CaptureRequest
-from callscope.engine.trace import Trace, TraceHeader, TraceWriter
+from callscope.engine.recordings.trace import Trace, TraceHeader, TraceWriter
 
 #: The old (pre-``detail``) way a trace kept why a capture ended early; read, never written.
 END_NOTE = ": callscope-capture-ended "

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
-from callscope.engine.json_text import dumps, loads
+from callscope.engine.core.json_text import dumps, loads
 
 MASK = "***"
 MIN_SECRET_CHARS = 4
@@ -106,7 +106,7 @@ class Redactor:
     def value(self, value: Any) -> Any:
         """A JSON value (a trace header's request, tools, messages) with every string redacted, at any depth.
 
-        It goes through JSON text (the depth-safe :mod:`engine.json_text`): a
+        It goes through JSON text (the depth-safe :mod:`callscope.engine.core.json_text`): a
         user's tools may nest deeper than a recursive walk could go, and a
         masked secret inside a JSON string leaves the text valid JSON.
         """

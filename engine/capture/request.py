@@ -15,9 +15,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from callscope.engine.capture.redact import api_key, redact_url
-from callscope.engine.files import read_json
-from callscope.engine.json_text import DOCUMENT_DEPTH, loads
-from callscope.engine.tools import ToolsError, load_tools, validate_tools
+from callscope.engine.core.files import read_json
+from callscope.engine.core.json_text import DOCUMENT_DEPTH, loads
+from callscope.engine.core.tools import ToolsError, load_tools, validate_tools
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_CONNECT_TIMEOUT = 10.0

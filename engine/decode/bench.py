@@ -21,12 +21,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from callscope.engine.core.shipped import resource
+from callscope.engine.core.tools import load_tools
 from callscope.engine.decode.loop import SamplerSettings
 from callscope.engine.decode.messages import default_messages
 from callscope.engine.decode.model import LoadedModel, load_model
 from callscope.engine.decode.session import LiveRun, RunSettings
-from callscope.engine.shipped import resource
-from callscope.engine.tools import load_tools
 
 TARGET_RATIO = 0.97
 

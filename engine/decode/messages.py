@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from callscope.engine.core.files import parse_json, read_document
+from callscope.engine.core.tools import ToolsError, validate_tools
 from callscope.engine.decode.errors import MessagesError
-from callscope.engine.files import parse_json, read_document
-from callscope.engine.tools import ToolsError, validate_tools
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "ipython")
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from callscope.engine.analysis import Analysis, Analyzer, SourceInfo
+from callscope.engine.analysis.analyzer import Analysis, Analyzer, SourceInfo
+from callscope.engine.core.wire import StreamIdentity
 from callscope.engine.decode.errors import DecodeError
 from callscope.engine.decode.grammar import ANY, MISTRAL_ARRAY, ForcedGrammar, build_tool_grammar, compile_grammar
 from callscope.engine.decode.loop import Generation, GenerationStats, SamplerSettings, TokenStep, tokenize_prompt
@@ -32,8 +33,7 @@ from callscope.engine.decode.prompting import AUTO, PromptPlan, plan_prompt
 from callscope.engine.decode.templates import ChatTemplate
 from callscope.engine.formats import make_parser, prompt_opens_reasoning
 from callscope.engine.policies import POLICY_IDS
-from callscope.engine.trace import TraceHeader, TraceWriter
-from callscope.engine.wire import StreamIdentity
+from callscope.engine.recordings.trace import TraceHeader, TraceWriter
 
 #: Called after each token was analysed (and recorded): the GUI's hook; may set the stop flag.
 TokenCallback = Callable[[TokenStep, Analyzer], None]

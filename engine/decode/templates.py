@@ -29,10 +29,10 @@ from jinja2 import nodes
 from jinja2.ext import Extension
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from callscope.engine.core.files import read_document
+from callscope.engine.core.json_text import DOCUMENT_DEPTH, dumps, loads
+from callscope.engine.core.shipped import resource
 from callscope.engine.decode.errors import TemplateError
-from callscope.engine.files import read_document
-from callscope.engine.json_text import DOCUMENT_DEPTH, dumps, loads
-from callscope.engine.shipped import resource
 
 BUILTIN_DIR = resource("templates")
 
@@ -169,7 +169,7 @@ def load_template_file(path: str | Path) -> ChatTemplate:
     name = str(path)
 
     def unreadable(message: str) -> TemplateError:
-        # engine.files words every failure "<path>: <why>"; TemplateError puts the name in front itself
+        # callscope.engine.core.files words every failure "<path>: <why>"; TemplateError puts the name in front itself
         return TemplateError(name, None, message.removeprefix(f"{name}: "))
 
     source = read_document(path, unreadable, "a chat template")

@@ -1,7 +1,7 @@
 """The contract every wire-format parser keeps, and the bookkeeping they share.
 
 A parser is fed the generation piece by piece (:meth:`FormatParser.feed`) and
-returns the :mod:`engine.parse_model` events that turn the previous partial
+returns the :mod:`callscope.engine.core.parse_model` events that turn the previous partial
 parse into the current one; :meth:`FormatParser.finish` returns the events of
 the terminal (non-partial) parse. Subclasses implement ``_feed`` and
 ``_finish`` and report through the ``_content``/``_open_call``/... helpers,
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from callscope.engine.parse_model import (
+from callscope.engine.core.parse_model import (
     ArgumentsAppended,
     CallNamed,
     CallOpened,

@@ -60,10 +60,10 @@ import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from callscope.engine.core.json_text import is_json
 from callscope.engine.formats.markers import find_first, held_back_from
 from callscope.engine.formats.text_state import TEXT as _TEXT
 from callscope.engine.formats.text_state import THINK_END, ThinkTextMachine
-from callscope.engine.json_text import is_json
 
 TOOL_CALL = "<tool_call>"
 TOOL_CALL_END = "</tool_call>"

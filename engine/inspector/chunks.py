@@ -11,8 +11,8 @@ import bisect
 import json
 from dataclasses import dataclass
 
-from callscope.engine.analysis import Analysis
-from callscope.engine.wire import ARGUMENTS, FINISH, HEADER, ROLE, WireChunk, chunk_json
+from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.core.wire import ARGUMENTS, FINISH, HEADER, ROLE, WireChunk, chunk_json
 
 COLUMNS = ("step", "time", "index", "kind", "fragment")
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from callscope.engine.analysis import Analysis
+from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.report import plural
+from callscope.engine.core.wire import WireChunk
 from callscope.engine.formats import FORMAT_IDS
 from callscope.engine.inspector.reconcile import finish_badge
 from callscope.engine.inspector.sources import carries_text
 from callscope.engine.inspector.ttfd import argument_chars, ttfd_label
 from callscope.engine.policies import POLICY_IDS
-from callscope.engine.report import plural
-from callscope.engine.wire import WireChunk
 
 
 @dataclass(slots=True)

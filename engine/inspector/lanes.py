@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from callscope.engine.analysis import Analysis
-from callscope.engine.inspector.timebase import Timebase
-from callscope.engine.parse_model import (
+from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.core.parse_model import (
     ArgumentsAppended,
     CallNamed,
     CallOpened,
@@ -26,7 +25,8 @@ from callscope.engine.parse_model import (
     ParseFailed,
     ReasoningAppended,
 )
-from callscope.engine.wire import WireChunk
+from callscope.engine.core.wire import WireChunk
+from callscope.engine.inspector.timebase import Timebase
 
 TOKENS = "tokens"
 PARSE = "parse"

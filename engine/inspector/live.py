@@ -11,8 +11,8 @@ the decode worker's signals, on the GUI thread.
 
 from __future__ import annotations
 
-from callscope.engine.analysis import Analysis, Analyzer, StepTime
-from callscope.engine.wire import WireChunk
+from callscope.engine.analysis.analyzer import Analysis, Analyzer, StepTime
+from callscope.engine.core.wire import WireChunk
 
 #: ``finish_cause`` of an analysis whose stream has not ended yet.
 RUNNING = "running"
@@ -30,7 +30,7 @@ def provisional_analysis(analyzer: Analyzer) -> Analysis:
     policy = analyzer.policy
     baseline = analyzer.baseline or policy
     parser = analyzer.parser
-    from callscope.engine.parse_model import Parse
+    from callscope.engine.core.parse_model import Parse
 
     terminal = parser.snapshot() if parser is not None else Parse()
     return Analysis(

@@ -14,9 +14,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from callscope.engine.analysis import Analysis
-from callscope.engine.inspector.live import RUNNING
-from callscope.engine.parse_model import (
+from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.core.parse_model import (
     ArgumentsAppended,
     CallNamed,
     CallOpened,
@@ -30,6 +29,7 @@ from callscope.engine.parse_model import (
     ParseFailed,
     ReasoningAppended,
 )
+from callscope.engine.inspector.live import RUNNING
 
 
 @dataclass(slots=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-from callscope.engine.analysis import Analysis
-from callscope.engine.report import describe_finish, end_detail
-from callscope.engine.wire import Violation
+from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.report import describe_finish, end_detail
+from callscope.engine.core.wire import Violation
 
 EQUAL = "equal"
 STREAMED = "streamed"  # only on the wire
@@ -83,7 +83,7 @@ def calls_verdict(reconstructs: list[bool]) -> str:
 def finish_badge(finish_reason: str | None, finish_cause: str, violations: list[Violation]) -> str:
     """``finish_reason tool_calls``, or why none was sent: ``no finish_reason (stream ended: invalid-diff)``.
 
-    The short form of :func:`engine.report.describe_finish` (which the badge's tooltip shows whole).
+    The short form of :func:`callscope.engine.analysis.report.describe_finish` (which the badge's tooltip shows whole).
     """
     if finish_reason is not None:
         return f"finish_reason {finish_reason}"
@@ -127,7 +127,7 @@ class Reconciliation:
     content_final: str
     #: why generation ended, in the source's words (a trace's end detail, a capture's error), or None
     end_detail: str | None = None
-    #: :func:`engine.report.describe_finish`: ``tool_calls (generation ended: error: connection lost)``
+    #: :func:`callscope.engine.analysis.report.describe_finish`: ``tool_calls (generation ended: error: connection lost)``
     finish_sentence: str = ""
 
     @property

@@ -1,8 +1,8 @@
 """Where the inspector's analyses come from, and how to analyse the same source under another policy or parser.
 
 Every source can be re-analysed (the policy picker, the compare pane): a file
-is loaded again through :func:`engine.replay.load_analyses`; pasted text goes
-through :func:`engine.replay_text.analyze_text`; a finished live run is
+is loaded again through :func:`callscope.engine.recordings.replay.load_analyses`; pasted text goes
+through :func:`callscope.engine.recordings.replay_text.analyze_text`; a finished live run is
 re-fed from its recorded bytes (:func:`reanalyze`). A source that carries
 generated text (a trace, pasted text, a live run) can also be re-parsed with
 another wire format's parser (``format_id``): the compare pane's "parsers"
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from callscope.engine.analysis import Analysis, Analyzer, SourceInfo
+from callscope.engine.analysis.analyzer import Analysis, Analyzer, SourceInfo
+from callscope.engine.core.parse_model import ParseFailed
+from callscope.engine.core.tools import ToolsError, parse_tools
 from callscope.engine.formats import UnknownFormat, make_parser
 from callscope.engine.inspector.parse_cursor import ParseCursor
-from callscope.engine.parse_model import ParseFailed
 from callscope.engine.policies import UnknownPolicy
-from callscope.engine.tools import ToolsError, parse_tools
 
 
 class SourceError(Exception):
@@ -46,7 +46,7 @@ class FileSource:
         return Path(self.path).name
 
     def analyses(self, policy: str, format_id: str | None = None) -> list[Analysis]:
-        from callscope.engine.replay import load_analyses
+        from callscope.engine.recordings.replay import load_analyses
 
         try:
             found = load_analyses(self.path, policy, format_id or self.format_id)
@@ -75,7 +75,7 @@ class TextSource:
         return f"{self.name} ({self.format_id})"
 
     def analyses(self, policy: str, format_id: str | None = None) -> list[Analysis]:
-        from callscope.engine.replay_text import analyze_text
+        from callscope.engine.recordings.replay_text import analyze_text
 
         if not self.text:
             raise SourceError("the pasted text is empty")
@@ -170,7 +170,7 @@ def reanalyze(
 
 def default_fixture() -> str | None:
     """A shipped recording to open when no model can run (the first trace, else the first fixture)."""
-    from callscope.engine.shipped import shipped_fixtures
+    from callscope.engine.core.shipped import shipped_fixtures
 
     files = shipped_fixtures()
     for suffix in (".jsonl", ".trace", ".txt"):

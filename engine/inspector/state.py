@@ -15,14 +15,14 @@ import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from callscope.engine.analysis import Analysis
+from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.core.parse_model import Parse
 from callscope.engine.inspector.chunks import ChunkIndex, time_text
 from callscope.engine.inspector.lanes import Lanes
 from callscope.engine.inspector.live import RUNNING
 from callscope.engine.inspector.parse_cursor import ParseCursor, StepDelta
 from callscope.engine.inspector.text_spans import TextSpans, TokenSpan
 from callscope.engine.inspector.timebase import Timebase
-from callscope.engine.parse_model import Parse
 
 
 @dataclass(slots=True)

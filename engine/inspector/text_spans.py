@@ -31,9 +31,8 @@ import codecs
 import re
 from dataclasses import dataclass
 
-from callscope.engine.analysis import Analysis
-from callscope.engine.inspector.timebase import Timebase
-from callscope.engine.parse_model import (
+from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.core.parse_model import (
     ArgumentsAppended,
     CallNamed,
     CallOpened,
@@ -42,7 +41,8 @@ from callscope.engine.parse_model import (
     ContentRevised,
     ReasoningAppended,
 )
-from callscope.engine.wire import CONTENT, FINISH, HEADER, REASONING, ROLE, WireChunk
+from callscope.engine.core.wire import CONTENT, FINISH, HEADER, REASONING, ROLE, WireChunk
+from callscope.engine.inspector.timebase import Timebase
 
 ARGUMENTS = "arguments"
 CALL = "call"

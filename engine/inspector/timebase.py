@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 
-from callscope.engine.analysis import Analysis
+from callscope.engine.analysis.analyzer import Analysis
 
 
 class Timebase:

@@ -4,17 +4,17 @@ The curve of a policy is the running total of argument characters the client
 has received (the unit the reconciliation pane, the timeline and the call
 table count in, so every pane quotes the same total); the
 streaming policy ramps, the atomic baseline is one step at the end. Labels use
-the same gain wording as the CLI report (:func:`engine.report.ttfd_gain`).
+the same gain wording as the CLI report (:func:`callscope.engine.analysis.report.ttfd_gain`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from callscope.engine.analysis import Analysis, StepTime
+from callscope.engine.analysis.analyzer import Analysis, StepTime
+from callscope.engine.analysis.report import ttfd_gain
+from callscope.engine.core.wire import WireChunk
 from callscope.engine.inspector.timebase import Timebase
-from callscope.engine.report import ttfd_gain
-from callscope.engine.wire import WireChunk
 
 
 @dataclass(slots=True)

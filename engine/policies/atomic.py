@@ -7,9 +7,9 @@ then 700 tokens at once".
 
 from __future__ import annotations
 
-from callscope.engine.parse_model import Parse
+from callscope.engine.core.parse_model import Parse
+from callscope.engine.core.wire import HEADER, WireChunk
 from callscope.engine.policies.base import StepChanges, StreamingPolicy
-from callscope.engine.wire import HEADER, WireChunk
 
 
 class AtomicPolicy(StreamingPolicy):

@@ -1,8 +1,8 @@
 """Shared machinery of streaming policies: the parse as the server sees it, per step.
 
 A policy receives, per step, the parse events of that step (and at the end the
-terminal events plus the terminal :class:`~engine.parse_model.Parse`) and emits
-:class:`~engine.wire.WireChunk` records. :class:`ParseView` folds the events and
+terminal events plus the terminal :class:`~callscope.engine.core.parse_model.Parse`) and emits
+:class:`~callscope.engine.core.wire.WireChunk` records. :class:`ParseView` folds the events and
 records *what changed this step*, which is all a policy needs to stay linear:
 appends are forwarded as they are, and only revisions cost a comparison.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from callscope.engine.parse_model import (
+from callscope.engine.core.parse_model import (
     ArgumentsAppended,
     CallNamed,
     CallOpened,
@@ -25,7 +25,7 @@ from callscope.engine.parse_model import (
     ParseFailed,
     ReasoningAppended,
 )
-from callscope.engine.wire import (
+from callscope.engine.core.wire import (
     CONTENT,
     FINISH,
     REASONING,

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from callscope.engine.parse_model import Parse
+from callscope.engine.core.parse_model import Parse
+from callscope.engine.core.wire import ARGUMENTS, HEADER, WireChunk, describe_difference
 from callscope.engine.policies.base import StepChanges, StreamingPolicy
-from callscope.engine.wire import ARGUMENTS, HEADER, WireChunk, describe_difference
 
 
 @dataclass(slots=True)

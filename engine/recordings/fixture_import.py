@@ -34,12 +34,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from callscope.engine.analysis import Analysis, Analyzer, SourceInfo
-from callscope.engine.files import read_utf8
-from callscope.engine.json_text import JSONLimitError, loads
-from callscope.engine.parse_model import Parse, ParsedCall, ParseFailed
-from callscope.engine.trace import TraceError
-from callscope.engine.wire import Violation
+from callscope.engine.analysis.analyzer import Analysis, Analyzer, SourceInfo
+from callscope.engine.core.files import read_utf8
+from callscope.engine.core.json_text import JSONLimitError, loads
+from callscope.engine.core.parse_model import Parse, ParsedCall, ParseFailed
+from callscope.engine.core.wire import Violation
+from callscope.engine.recordings.trace import TraceError
 
 FINAL = "final"
 THROW = "THROW"

@@ -15,9 +15,8 @@ import codecs
 from dataclasses import dataclass, field
 from typing import Any
 
-from callscope.engine.formats.base import FormatParser
-from callscope.engine.json_text import check
-from callscope.engine.parse_model import (
+from callscope.engine.core.json_text import check
+from callscope.engine.core.parse_model import (
     CallNamed,
     CallRevised,
     Parse,
@@ -26,10 +25,11 @@ from callscope.engine.parse_model import (
     ParseFailed,
     diff_parses,
 )
+from callscope.engine.core.wire import StreamIdentity, Violation, WireChunk
+from callscope.engine.formats.base import FormatParser
 from callscope.engine.policies import make_policy
 from callscope.engine.policies.atomic import AtomicPolicy
 from callscope.engine.policies.base import StreamingPolicy
-from callscope.engine.wire import StreamIdentity, Violation, WireChunk
 
 #: What ends a generation (trace end records use the same words).
 FINISH_CAUSES = ("stop", "length", "cancelled", "error")

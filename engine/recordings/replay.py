@@ -11,11 +11,17 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from callscope.engine.analysis import Analysis
-from callscope.engine.files import decode_utf8, read_bytes, strip_bom
-from callscope.engine.fixture_import import Fixture, FixtureError, analyze_fixture, looks_like_fixture, parse_fixtures
-from callscope.engine.trace import TRACE_SCHEMA, Trace, TraceError, parse_trace
-from callscope.engine.trace_io import analyze_trace
+from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.core.files import decode_utf8, read_bytes, strip_bom
+from callscope.engine.recordings.fixture_import import (
+    Fixture,
+    FixtureError,
+    analyze_fixture,
+    looks_like_fixture,
+    parse_fixtures,
+)
+from callscope.engine.recordings.trace import TRACE_SCHEMA, Trace, TraceError, parse_trace
+from callscope.engine.recordings.trace_io import analyze_trace
 
 TRACE = "trace"
 FIXTURE = "fixture"

@@ -13,7 +13,7 @@ so a test can lower them:
 
 Text must be UTF-8: a leading UTF-8 byte-order mark is dropped (editors on
 Windows add one), and a UTF-16 (or UTF-32) file is named as such instead of
-failing on its first NUL byte. JSON goes through :mod:`engine.json_text`, so a
+failing on its first NUL byte. JSON goes through :mod:`callscope.engine.core.json_text`, so a
 deeply nested document parses instead of raising ``RecursionError``.
 """
 
@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any
 
-from callscope.engine.json_text import DOCUMENT_DEPTH, JSONLimitError, loads
+from callscope.engine.core.json_text import DOCUMENT_DEPTH, JSONLimitError, loads
 
 #: Most bytes read from a trace, a fixture file or a raw generation.
 RECORDING_CAP = 1 << 30
@@ -192,7 +192,7 @@ def parse_json(text: str, origin: str, error: ErrorFactory, max_depth: int = DOC
     """A JSON document, or ``error("<origin>: not JSON (line L, column C: why)")``.
 
     Documents (tools, messages, requests) are nested at most ``max_depth``
-    levels (:data:`engine.json_text.DOCUMENT_DEPTH`): deeper is refused in one line, not
+    levels (:data:`callscope.engine.core.json_text.DOCUMENT_DEPTH`): deeper is refused in one line, not
     left to raise ``RecursionError`` in the code that renders or sends them.
     """
     try:

@@ -47,11 +47,11 @@ def step_count(text: str, unit: str, size: int) -> int:
 def rate_problem(text: str, unit: str, size: int, rate: float) -> str | None:
     """Why ``rate`` cannot time ``text``'s steps, or None.
 
-    The synthetic times must be what a trace can hold (``engine.trace.MAX_MS``):
+    The synthetic times must be what a trace can hold (``callscope.engine.recordings.trace.MAX_MS``):
     a rate so slow that the last step lands past it would give a report of
     times no recording could store, and ``--record`` a trace that does not load.
     """
-    from callscope.engine.trace import MAX_MS
+    from callscope.engine.recordings.trace import MAX_MS
 
     last = step_ms(step_count(text, unit, size), rate)
     if last is not None and last > MAX_MS:

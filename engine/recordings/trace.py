@@ -27,7 +27,7 @@ The file is JSON Lines, one record per line, each an object with a ``type``:
     end record is truncated (the recorder crashed or was killed): it still loads.
 
 Reading never evaluates anything from the file: JSON is parsed with
-:func:`engine.json_text.loads` (any nesting depth) and every field is
+:func:`callscope.engine.core.json_text.loads` (any nesting depth) and every field is
 type-checked. ``ms`` must be a finite number from 0 to :data:`MAX_MS` that never
 decreases from one record to the next: the recorder stamps records in order on
 a monotonic clock, so NaN, a negative or a backwards time means the file is
@@ -47,9 +47,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from callscope.engine.bulk import gc_paused
-from callscope.engine.files import read_bytes, strip_bom
-from callscope.engine.json_text import DOCUMENT_DEPTH, JSONLimitError, deeper_than, dumps, loads
+from callscope.engine.core.bulk import gc_paused
+from callscope.engine.core.files import read_bytes, strip_bom
+from callscope.engine.core.json_text import DOCUMENT_DEPTH, JSONLimitError, deeper_than, dumps, loads
 
 TRACE_SCHEMA = "callscope.trace/1"
 #: Every trace schema version this reader understands.

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from callscope.engine.analysis import Analysis
+from callscope.engine.analysis.analyzer import Analysis
 
 DEFAULT_POLICY = "incremental"
 VERDICT_KEYS = frozenset(

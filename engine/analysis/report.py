@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from callscope.engine.analysis import Analysis, StepTime
-from callscope.engine.wire import chunk_json
+from callscope.engine.analysis.analyzer import Analysis, StepTime
+from callscope.engine.core.wire import chunk_json
 
 REPORT_SCHEMA = "callscope.report/1"
 #: Traces keep times to the microsecond; a first delta sooner than that is "at once".

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from callscope.engine.analysis import Analysis, Analyzer, SourceInfo
+from callscope.engine.analysis.analyzer import Analysis, Analyzer, SourceInfo
 from callscope.engine.formats import make_parser
-from callscope.engine.text_source import split_steps, step_ms
+from callscope.engine.recordings.text_source import split_steps, step_ms
 
 
 def analyze_text(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from callscope.engine.files import parse_json, read_document
+from callscope.engine.core.files import parse_json, read_document
 
 
 class ToolsError(ValueError):

@@ -1,7 +1,7 @@
 """Traces to and from analyses: record what an analysed text run was fed, and re-analyse a trace.
 
 A trace holds only what happened (bytes, times, tokens); this module is the
-bridge to :mod:`engine.analysis`, which derives parses, chunks and the verdict.
+bridge to :mod:`callscope.engine.analysis.analyzer`, which derives parses, chunks and the verdict.
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from callscope.engine.analysis import Analysis, Analyzer, SourceInfo
-from callscope.engine.bulk import gc_paused
+from callscope.engine.analysis.analyzer import Analysis, Analyzer, SourceInfo
+from callscope.engine.core.bulk import gc_paused
+from callscope.engine.core.wire import StreamIdentity
 from callscope.engine.formats import FORMAT_IDS, make_parser
-from callscope.engine.trace import SOURCES, Trace, TraceError, TraceHeader, TraceWriter
-from callscope.engine.wire import StreamIdentity
+from callscope.engine.recordings.trace import SOURCES, Trace, TraceError, TraceHeader, TraceWriter
 
 
 def header_for_analysis(
