@@ -24,7 +24,7 @@ from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from callscope.engine.core.shipped import fixtures_dir, resource
-from callscope.widgets import theme
+from callscope.ui import theme
 
 DEFAULT_FIXTURE = fixtures_dir() / "headline_701_tokens.jsonl"
 DEFAULT_TOOLS = resource("tools", "default.json")
@@ -116,8 +116,8 @@ def default_fixture() -> str | None:
 
 def start_default_run(window) -> bool:
     """The embedded default: a live run of the packaged model with the sample tools."""
+    from callscope.dialogs.run import RunValues
     from callscope.engine.decode.messages import DEFAULT_PROMPT
-    from callscope.widgets.dialogs import RunValues
 
     tools_text = DEFAULT_TOOLS.read_text(encoding="utf-8") if DEFAULT_TOOLS.is_file() else ""
     window.fallback_recording = default_fixture()

@@ -6,15 +6,19 @@ Every user-caused failure goes through :class:`ErrorPresenter` and leaves the
 previous view in place.
 
 Three sources feed the same panes: Open (a recording), Run (a live model on a
-worker thread, :mod:`app.workers.run_controller`) and Capture (a live server's
-stream, read by an async client on the Qt event loop through qasync,
-:mod:`app.capture_panel`). Both live controllers are created on first use, so
+worker thread, :mod:`callscope.live.run`) and Capture (a live server's stream,
+read by an async client on the Qt event loop through qasync,
+:mod:`callscope.live.capture`). Both live sources share one lifecycle
+(:class:`~callscope.live.base.LiveController`) and one status-bar presenter
+(:class:`~callscope.live.presenter.LivePresenter`); this window only lays them
+out and offers the actions. Both live controllers are created on first use, so
 their imports (llama-cpp-python, httpx) never slow the window's start.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
@@ -30,28 +34,30 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from callscope.dialogs.common import choose_folder
+from callscope.dialogs.paste import PasteDialog
+from callscope.dialogs.run import RunDialog, RunValues
+from callscope.dialogs.shortcuts import ShortcutsDialog, describe_shortcuts
 from callscope.engine.inspector.sources import FileSource, Source, SourceError, TextSource, parse_tools_text
+from callscope.live.presenter import LivePresenter, LiveStatusWidgets
 from callscope.models.session import InspectorSession
-from callscope.widgets.chunks_view import ChunksView
-from callscope.widgets.compare_view import CompareView
-from callscope.widgets.dialogs import (
-    PasteDialog,
-    RunDialog,
-    RunValues,
-    ShortcutsDialog,
-    choose_folder,
-    describe_shortcuts,
-)
-from callscope.widgets.errors import ErrorPresenter, gui_wording
-from callscope.widgets.exports import ExportError, save_png, save_trace, write_report, write_sse
-from callscope.widgets.pane import Pane
-from callscope.widgets.parse_view import ParseView
-from callscope.widgets.playback_bar import PlaybackBar, PlaybackDriver
-from callscope.widgets.reconcile_view import ReconcileView
-from callscope.widgets.source_bar import SourceBar, SourceButtons
-from callscope.widgets.text_view import GeneratedTextView
-from callscope.widgets.timeline import TimelineView
-from callscope.widgets.ttfd_view import TtfdView
+from callscope.panes.chunks_view import ChunksView
+from callscope.panes.compare_view import CompareView
+from callscope.panes.pane import Pane
+from callscope.panes.parse_view import ParseView
+from callscope.panes.playback_bar import PlaybackBar, PlaybackDriver
+from callscope.panes.reconcile_view import ReconcileView
+from callscope.panes.source_bar import SourceBar, SourceButtons
+from callscope.panes.text_view import GeneratedTextView
+from callscope.panes.timeline import TimelineView
+from callscope.panes.ttfd_view import TtfdView
+from callscope.ui.errors import ErrorPresenter
+from callscope.ui.exports import ExportError, save_png, save_trace, write_report, write_sse
+
+if TYPE_CHECKING:
+    from callscope.live.base import LiveController
+    from callscope.live.capture import CaptureController
+    from callscope.live.run import RunController
 
 MAX_RECENT = 10
 #: Width of the generated-text pane while the source has no text (a byte-prefix fixture carries parses).
@@ -69,11 +75,10 @@ class MainWindow(QMainWindow):
         self.session = InspectorSession(self)
         self.errors = ErrorPresenter(self)
         self.driver = PlaybackDriver(self.session, self)
-        self._runs = None  # RunController, created on the first live run (it owns a thread)
-        self._captures = None  # CaptureController, created on the first capture
+        self._runs: RunController | None = None  # created on the first live run (it owns a thread)
+        self._captures: CaptureController | None = None  # created on the first capture
         self._capture_values = None  # what the Capture dialog held last time
-        self._before_capture = None  # the view to put back if a capture receives nothing
-        self._capture_url = ""
+        self._presenters: list[LivePresenter] = []  # one per live controller, for the status bar
         self._build_panes()
         self._build_actions()
         self._build_status()
@@ -166,6 +171,7 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.rate_label)
         bar.addPermanentWidget(self.stop_button)
         bar.addPermanentWidget(self.cursor_label)
+        self.live_status = LiveStatusWidgets(self.phase_label, self.progress, self.rate_label, self.stop_button)
 
     def _action(self, menu, text: str, slot, keys=(), tip: str = "") -> QAction:
         action = QAction(text, self)
@@ -306,13 +312,19 @@ class MainWindow(QMainWindow):
 
     def _refuse_while_live(self) -> bool:
         """True (and a dialog) while a run or a capture is filling the panes: one live source at a time."""
-        if self._runs is not None and self._runs.running:
-            self.errors.report("A run is in progress", "Stop the live run before opening another source.")
-            return True
-        if self._captures is not None and self._captures.running:
-            self.errors.report("A capture is in progress", "Stop the capture before opening another source.")
-            return True
+        for live in self._live_sources():
+            if live.running:
+                self.errors.report(f"A {live.kind} is in progress", f"Stop the {live.noun} before opening another source.")
+                return True
         return False
+
+    def _live_sources(self) -> list[LiveController]:
+        """The live controllers created so far (each is made on first use)."""
+        return [live for live in (self._runs, self._captures) if live is not None]
+
+    def _present(self, controller: LiveController) -> None:
+        """Show a new live controller in the status bar, its failures as dialogs."""
+        self._presenters.append(LivePresenter(controller, self.live_status, self.errors, self.focus_timeline, self))
 
     def set_policy(self, policy: str) -> None:
         if self.session.state is None or policy == self.session.policy:
@@ -327,16 +339,13 @@ class MainWindow(QMainWindow):
     # ================================================================ live runs
 
     @property
-    def runs(self):
+    def runs(self) -> RunController:
         if self._runs is None:
-            from callscope.workers.run_controller import RunController
+            from callscope.live.run import RunController
 
             self._runs = RunController(self.session, self)
-            self._runs.started.connect(self._run_started)
-            self._runs.phaseChanged.connect(self.phase_label.setText)
-            self._runs.progress.connect(self._run_progress)
-            self._runs.ended.connect(self._run_ended)
-            self._runs.failed.connect(self._run_failed)
+            self._present(self._runs)
+            self._runs.failed.connect(self._open_fallback)  # after the presenter's dialog
         return self._runs
 
     def run_dialog(self) -> None:
@@ -350,7 +359,7 @@ class MainWindow(QMainWindow):
         return RunDialog(self, getattr(self, "_run_values", None))
 
     def start_run(self, values: RunValues) -> bool:
-        from callscope.workers.run_worker import RunRequest
+        from callscope.live.run_worker import RunRequest
 
         try:
             tools = parse_tools_text(values.tools_text)
@@ -372,32 +381,10 @@ class MainWindow(QMainWindow):
 
     def stop_run(self) -> None:
         """Stop whatever is live (the Stop button, Ctrl+.): a model run or a capture."""
-        if self._runs is not None:
-            self._runs.stop()
-        if self._captures is not None:
-            self._captures.stop()
+        for live in self._live_sources():
+            live.stop()
 
-    def _run_started(self) -> None:
-        self.progress.show()
-        self.stop_button.show()
-        self.rate_label.setText("")
-        self.phase_label.setText("starting…")
-
-    def _run_progress(self, tokens: int, rate: float) -> None:
-        self.progress.hide()
-        self.rate_label.setText(f"{tokens} tokens · {rate:.1f} tok/s")
-
-    def _run_ended(self, analysis) -> None:
-        self.progress.hide()
-        self.stop_button.hide()
-        self.phase_label.setText(f"run ended: {analysis.finish_cause}")
-        self.focus_timeline()  # the hidden Stop button would hand the keyboard to the next widget
-
-    def _run_failed(self, message: str) -> None:
-        self.progress.hide()
-        self.stop_button.hide()
-        self.phase_label.setText("run failed")
-        self.errors.report("Run failed", gui_wording(message))
+    def _open_fallback(self, _message: str) -> None:
         fallback, self.fallback_recording = self.fallback_recording, None
         if fallback and (self.session.state is None or not self.session.current.steps):
             self.open_path(fallback)  # the start-up demo could not run: show a recording instead of nothing
@@ -408,19 +395,16 @@ class MainWindow(QMainWindow):
     # ================================================================ captures
 
     @property
-    def captures(self):
+    def captures(self) -> CaptureController:
         if self._captures is None:
-            from callscope.capture_panel import CaptureController
+            from callscope.live.capture import CaptureController
 
             self._captures = CaptureController(self.session, self)
-            self._captures.started.connect(self._capture_started)
-            self._captures.progress.connect(self._capture_progress)
-            self._captures.ended.connect(self._capture_ended)
-            self._captures.failed.connect(self._capture_failed)
+            self._present(self._captures)
         return self._captures
 
     def capture_dialog(self) -> None:
-        from callscope.capture_panel import CaptureDialog
+        from callscope.dialogs.capture import CaptureDialog
 
         dialog = CaptureDialog(self, self._capture_values)
         if dialog.exec():
@@ -429,7 +413,7 @@ class MainWindow(QMainWindow):
 
     def start_capture(self, values) -> bool:
         """Validate the dialog's values and start capturing; the panes switch to the live stream at once."""
-        from callscope.capture_panel import request_from_values
+        from callscope.dialogs.capture import request_from_values
         from callscope.engine.capture.request import RequestError
 
         try:
@@ -445,37 +429,9 @@ class MainWindow(QMainWindow):
         if self._refuse_while_live():
             return False
         self.driver.pause()
-        self._before_capture = self.session.snapshot()
         captures = self.captures
         captures.loop = loop
-        self._capture_url = request.public_url()  # redacted: safe to show
         return captures.start(request)
-
-    def _capture_started(self) -> None:
-        self.progress.show()
-        self.stop_button.show()
-        self.rate_label.setText("")
-        self.phase_label.setText(f"capturing {self._capture_url}…")
-
-    def _capture_progress(self, lines: int, ms: float) -> None:
-        self.progress.hide()
-        self.rate_label.setText(f"{lines} chunks · {ms / 1000:.1f} s")
-
-    def _capture_ended(self, analysis) -> None:
-        self.progress.hide()
-        self.stop_button.hide()
-        self.phase_label.setText(f"capture ended: {analysis.finish_cause}")
-        self.focus_timeline()
-
-    def _capture_failed(self, message: str) -> None:
-        self.progress.hide()
-        self.stop_button.hide()
-        self.phase_label.setText("capture failed")
-        captured = self._captures.analysis if self._captures is not None else None
-        if captured is None or not captured.steps:  # nothing came: put the previous view back
-            self.session.restore(self._before_capture)
-        self._before_capture = None
-        self.errors.report("Capture failed", message)
 
     # ================================================================ export
 
@@ -533,10 +489,9 @@ class MainWindow(QMainWindow):
             return False
         recorded = None
         tools = None
-        if self._runs is not None and self._runs.analysis is state.analysis:
-            recorded, tools = self._runs.record_path, self._runs.tools
-        elif self._captures is not None and self._captures.analysis is state.analysis:
-            recorded = self._captures.record_path
+        for live in self._live_sources():
+            if live.analysis is state.analysis:  # a live stream: save the bytes it recorded as they came
+                recorded, tools = live.record_path, live.tools
         try:
             save_trace(path, state.analysis, recorded, tools)
         except ExportError as exc:
@@ -635,10 +590,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.driver.pause()
-        if self._captures is not None:
-            self._captures.shutdown()  # cancels the request and waits (bounded) for the connection to close
-        if self._runs is not None:
-            self._runs.shutdown()
+        for live in reversed(self._live_sources()):  # a capture cancels its request and waits (bounded) to close
+            live.shutdown()
         super().closeEvent(event)
 
     def settle(self) -> None:

@@ -1,6 +1,140 @@
-"""Same as `callscope bench parse` (kept as a script for running outside the CLI)."""
+"""`callscope bench parse`: per-step cost of parser + incremental policy as a call grows to 32 KB.
 
-from callscope.engine import bench_parse
+For each format a single call whose arguments grow to ``size`` characters is fed
+``step`` characters at a time. Reported: median microseconds per step while the
+arguments are in their first KB and in their last KB (a flat cost means the
+work per step does not grow with the prefix), and side by side the re-parse
+baseline (what vLLM does: partial-JSON-parse the whole argument prefix on every
+step and re-serialise it) measured on the same last-KB prefixes.
+Targets: last KB <= 30 us/step, last/first <= 1.5, >= 20x faster than re-parse.
+"""
 
-if __name__ == "__main__":
-    bench_parse.run()
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from dataclasses import dataclass
+
+from callscope.benchmarks import BenchError
+from callscope.benchmarks.workload import WRITE_FILE_TOOLS, big_arguments, write_file_text
+from callscope.engine.formats import FORMAT_IDS, make_parser
+from callscope.engine.policies import make_policy
+
+WHAT = "parser + policy per-step cost as a call grows to 32 KB"
+TARGET_US = 30.0
+TARGET_GROWTH = 1.5
+TARGET_SPEEDUP = 20.0
+
+
+@dataclass
+class ParseBenchResult:
+    format_id: str
+    steps: int
+    first_kb_us: float
+    last_kb_us: float
+    reparse_last_kb_us: float | None
+    reconstructs: bool
+
+    @property
+    def growth(self) -> float:
+        return self.last_kb_us / self.first_kb_us if self.first_kb_us else float("inf")
+
+    @property
+    def speedup(self) -> float | None:
+        return self.reparse_last_kb_us / self.last_kb_us if self.reparse_last_kb_us and self.last_kb_us else None
+
+
+def _reparse_cost(prefixes: list[str]) -> float | None:
+    try:
+        import partial_json_parser
+    except ImportError:
+        return None
+    costs = []
+    for prefix in prefixes:
+        t0 = time.perf_counter_ns()
+        value = partial_json_parser.loads(prefix)
+        json.dumps(value, ensure_ascii=False)
+        costs.append(time.perf_counter_ns() - t0)
+    return statistics.median(costs) / 1000
+
+
+def bench_format(format_id: str, size: int = 32 * 1024, step: int = 4, reparse_samples: int = 40) -> ParseBenchResult:
+    text = write_file_text(format_id, big_arguments(size), content="I'll write that file now.")
+    parser = make_parser(format_id, WRITE_FILE_TOOLS)
+    policy = make_policy("incremental")
+    policy.start(None)
+    per_step: list[tuple[int, int]] = []  # (arguments length after the step, ns)
+    view_calls = policy.view.calls
+    number = 0
+    for i in range(0, len(text), step):
+        piece = text[i : i + step]
+        number += 1
+        t0 = time.perf_counter_ns()
+        events = parser.feed(piece)
+        policy.step(number, None, events)
+        elapsed = time.perf_counter_ns() - t0
+        per_step.append((view_calls[0].length if view_calls else 0, elapsed))
+    events = parser.finish()
+    terminal = parser.snapshot()
+    policy.finish(number, None, events, terminal, "stop")
+    final_len = per_step[-1][0]
+    first = [ns for length, ns in per_step if 0 < length <= 1024]
+    last = [ns for length, ns in per_step if length > final_len - 1024 and length < final_len]
+    arguments = terminal.calls[0].arguments if terminal.calls else ""
+    cut_points = range(max(1, len(arguments) - 1024), len(arguments), max(1, 1024 // reparse_samples))
+    reparse = _reparse_cost([arguments[:cut] for cut in cut_points])
+    wire = policy.wire_calls()
+    reconstructs = bool(wire) and wire[0][3] == arguments and policy.finish_reason == "tool_calls"
+    return ParseBenchResult(
+        format_id,
+        number,
+        statistics.median(first) / 1000 if first else 0.0,
+        statistics.median(last) / 1000 if last else 0.0,
+        reparse,
+        reconstructs,
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--formats", default=",".join(FORMAT_IDS), help="comma-separated wire formats (default: all)")
+    parser.add_argument("--size", type=int, default=32 * 1024, help="characters of arguments (default 32768)")
+    parser.add_argument("--step", type=int, default=4, help="characters fed per step (default 4)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measure every chosen format; print the table (or JSON); 0 when every target is met."""
+    formats = tuple(f.strip() for f in args.formats.split(",") if f.strip())
+    unknown = sorted(set(formats) - set(FORMAT_IDS))
+    if unknown or not formats:
+        raise BenchError(f"--formats takes names from {', '.join(FORMAT_IDS)}, not {args.formats!r}")
+    if args.size < 2048 or args.step < 1:
+        raise BenchError("--size must be at least 2048 (a first and a last KB) and --step positive")
+    if not args.json:
+        print(f"parse bench: one call growing to {args.size // 1024} KB, {args.step} chars per step, parser + incremental policy")
+        print(f"{'format':<14}{'steps':>7}{'first KB us':>13}{'last KB us':>12}{'last/first':>11}{'re-parse us':>13}{'speedup':>9}  ok")
+    results = []
+    for format_id in formats:
+        result = bench_format(format_id, args.size, args.step)
+        results.append(result)
+        if not args.json:
+            print(_row(result))
+    if args.json:
+        print(json.dumps([r.__dict__ | {"growth": r.growth, "speedup": r.speedup} for r in results], indent=2))
+    else:
+        print(f"targets: last KB <= {TARGET_US:g} us/step, last/first <= {TARGET_GROWTH}, >= {TARGET_SPEEDUP:g}x faster than re-parse")
+    return 0 if all(_meets_targets(r) for r in results) else 1
+
+
+def _row(r: ParseBenchResult) -> str:
+    reparse = f"{r.reparse_last_kb_us:13.1f}" if r.reparse_last_kb_us else f"{'-':>13}"
+    speed = f"{r.speedup:8.0f}x" if r.speedup else f"{'-':>9}"
+    return (f"{r.format_id:<14}{r.steps:>7}{r.first_kb_us:>13.1f}{r.last_kb_us:>12.1f}{r.growth:>11.2f}"
+            f"{reparse}{speed}  {'yes' if r.reconstructs else 'NO'}")
+
+
+def _meets_targets(r: ParseBenchResult) -> bool:
+    """The speed-up counts only where the baseline could run (partial-json-parser is a bench extra)."""
+    fast_enough = r.speedup is None or r.speedup >= TARGET_SPEEDUP
+    return r.reconstructs and r.last_kb_us <= TARGET_US and r.growth <= TARGET_GROWTH and fast_enough

@@ -18,7 +18,7 @@ def make_window(qtbot, tmp_path, monkeypatch, path: Path | None = None):
     """A shown MainWindow with its own settings file; ``window.shown_errors`` collects dialogs."""
     from callscope.gui_main import make_app
     from callscope.main_window import MainWindow
-    from callscope.widgets.errors import ErrorPresenter
+    from callscope.ui.errors import ErrorPresenter
 
     make_app()
     shown: list[tuple[str, str]] = []

@@ -2,7 +2,7 @@
 
 import pytest
 
-from callscope.engine.bench_parse import bench_format
+from callscope.benchmarks.parse import bench_format
 from callscope.engine.formats import FORMAT_IDS
 
 

@@ -201,12 +201,12 @@ def test_live_analyzer_matches_the_final_one():
     lines = RULE_STREAMS["index-reused"]
     live = CaptureAnalyzer()
     for ms, line in lines[:4]:
-        live.feed(ms, line)
+        live.feed_line(ms, line)
     partial = live.analysis(final=False)
     assert partial.terminal.partial and rules(partial) == set()
-    for ms, line in lines[4:]:
-        live.feed(ms, line)
-    assert report_json([live.analysis()]) == report_json([analyze_capture_lines(lines)])
+    for item in lines[4:]:
+        live.feed(item)  # the live (LiveAnalysis) feed: one (ms, line) item
+    assert report_json([live.finish()]) == report_json([analyze_capture_lines(lines)])
 
 
 # ====================================================================== bad input

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from callscope.engine.capture import bench
+from callscope.benchmarks import capture as bench
 
 
 def test_chunk_bench_counts_every_chunk():

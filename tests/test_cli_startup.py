@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import io
 import json
 import pkgutil
 import subprocess
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from callscope import cli
+from callscope import benchmarks, cli
 from callscope.commands import bench
 from callscope.engine.core.shipped import resolve_recording
 
@@ -136,20 +135,18 @@ def test_a_missing_command_module_is_not_skipped(monkeypatch, capsys):
 
 
 def test_bench_cli_is_dispatched_like_the_others():
-    module_name, what = bench.BENCHES["cli"]
-    assert module_name == "callscope.bench_cli" and what
+    assert benchmarks.module("cli").__name__ == "callscope.benchmarks.cli" and benchmarks.module("cli").WHAT
     parser = cli.build_parser("bench")
-    args = parser.parse_args(["bench", "cli", "--json"])
-    assert args.which == "cli" and args.json
+    args = parser.parse_args(["bench", "cli", "--json", "--rounds", "3"])
+    assert args.which == "cli" and args.json and args.rounds == 3 and args.handler is bench.run
 
 
-def test_bench_cli_smoke_reports_ratios_and_targets():
-    from callscope.bench_cli import run
+def test_bench_cli_smoke_reports_ratios_and_targets(capsys):
+    from callscope.benchmarks.cli import run
 
-    out = io.StringIO()
-    result = run(as_json=True, rounds=1, out=out)
-    doc = json.loads(out.getvalue())
-    assert doc == json.loads(json.dumps(result))
+    code = run(benchmarks.defaults("cli", json=True, rounds=1))
+    doc = json.loads(capsys.readouterr().out)
+    assert code == (0 if doc["ok"] else 1)
     assert doc["bench"] == "cli" and doc["rounds"] == 1
     assert doc["bare"]["command"][1:] == ["-c", "pass"] and doc["bare"]["median_ms"] > 0
     assert set(doc["commands"]) == {"version", "replay"}
@@ -163,7 +160,7 @@ def test_bench_cli_smoke_reports_ratios_and_targets():
 
 
 def test_bench_cli_table_names_the_targets():
-    from callscope.bench_cli import report_lines, summarize
+    from callscope.benchmarks.cli import report_lines, summarize
 
     times = {"bare": [20.0, 22.0], "version": [40.0, 44.0], "replay": [150.0, 130.0]}
     argvs = {name: [name] for name in times}

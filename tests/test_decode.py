@@ -101,7 +101,7 @@ def test_a_forced_call_streams_and_reconstructs_in_each_format(model, format_id)
 
 
 def test_a_forced_call_in_mistral_args_form_streams_and_reconstructs(model):
-    live = LiveRun(model, settings(format_id="mistral", mistral_form="args", content_chars=0, max_tokens=48))
+    live = LiveRun(model, settings(format_id="mistral", forms={"mistral": "args"}, content_chars=0, max_tokens=48))
     assert "[ARGS]" in live.gbnf and "[TOOL_CALLS][" not in live.gbnf
     result = live.run()
     analysis, stats = result.analysis, result.stats
@@ -119,16 +119,16 @@ def test_a_forced_call_in_mistral_args_form_streams_and_reconstructs(model):
 
 
 def test_mistral_form_is_checked_and_parallel_args_calls_each_get_a_marker():
-    grammar = build_tool_grammar("mistral", BOTH, "any", max_calls=2, min_calls=2, mistral_form="args")
+    grammar = build_tool_grammar("mistral", BOTH, "any", max_calls=2, min_calls=2, forms={"mistral": "args"})
     assert "root ::= call{2,2}" in grammar.gbnf
     assert '"[TOOL_CALLS]get_weather[ARGS]"' in grammar.gbnf and '"[TOOL_CALLS]read_file[ARGS]"' in grammar.gbnf
-    with pytest.raises(GrammarError, match="unknown Mistral call form 'named'"):
-        build_tool_grammar("mistral", BOTH, "any", mistral_form="named")
+    with pytest.raises(GrammarError, match="unknown mistral call form 'named'; known forms: array, args"):
+        build_tool_grammar("mistral", BOTH, "any", forms={"mistral": "named"})
     odd = [{"type": "function", "function": {"name": "get weather", "parameters": {"type": "object"}}}]
     with pytest.raises(GrammarError, match="use --mistral-form array"):
-        build_tool_grammar("mistral", odd, "any", mistral_form="args")
-    assert build_tool_grammar("mistral", odd, "any").mistral_form == "array"  # the array form quotes any name
-    assert build_tool_grammar("hermes", BOTH, "any", mistral_form="args").mistral_form is None
+        build_tool_grammar("mistral", odd, "any", forms={"mistral": "args"})
+    assert build_tool_grammar("mistral", odd, "any").form == "array"  # the array form quotes any name
+    assert build_tool_grammar("hermes", BOTH, "any", forms={"mistral": "args"}).form is None
 
 
 def test_parallel_calls_keep_their_own_index(model):
@@ -408,7 +408,7 @@ def test_run_human_summary_shows_model_template_and_timing(capsys):
 
 
 def test_bench_decode_compares_the_same_tokens(tmp_path):
-    from callscope.engine.decode.bench import measure, report_lines
+    from callscope.benchmarks.decode import measure, report_lines
 
     result = measure(rounds=1, max_tokens=24, format_id="emulated")
     assert result["same_tokens"] is True

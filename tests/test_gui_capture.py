@@ -13,7 +13,7 @@ import socket
 import pytest
 from PySide6.QtCore import QTimer
 
-from callscope.engine.inspector.live import RUNNING
+from callscope.engine.analysis.analyzer import RUNNING
 from callscope.engine.recordings.replay import load_analyses
 from tests.gui_helpers import PARALLEL, REGRESS, make_window
 from tests.sse_server import DONE, FINISH_TOOLS, RULE_STREAMS, Scenario, clean_call
@@ -30,7 +30,7 @@ def window(qtbot, tmp_path, monkeypatch, qloop):
 
 
 def values(url: str, read_timeout: float = 5.0):
-    from callscope.capture_panel import CaptureValues
+    from callscope.dialogs.capture import CaptureValues
 
     return CaptureValues(url, json.dumps(BODY), "", False, read_timeout)
 
@@ -42,7 +42,7 @@ def free_port() -> int:
 
 
 def test_a_capture_fills_the_panes_live_and_shows_its_violation(window, server, qtbot, monkeypatch):
-    from callscope.capture_panel import CaptureDialog
+    from callscope.dialogs.capture import CaptureDialog
 
     paced = [(0.0 if i < 2 else 0.05, line) for i, (_, line) in enumerate(RULE_STREAMS["name-repeated"])]
     url = server.play("window-live", Scenario(paced))

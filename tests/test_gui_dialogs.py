@@ -15,8 +15,9 @@ pytestmark = pytest.mark.gui
 
 
 def test_paste_and_run_dialogs_return_what_was_entered(qtbot):
+    from callscope.dialogs.paste import PasteDialog
+    from callscope.dialogs.run import RunDialog
     from callscope.gui_main import make_app
-    from callscope.widgets.dialogs import PasteDialog, RunDialog
 
     make_app()
     paste = PasteDialog()
@@ -89,7 +90,7 @@ def test_ttfd_against_call_length_across_the_runs_of_this_session(qtbot, tmp_pat
 
 
 def test_question_mark_opens_the_shortcut_list(qtbot, tmp_path, monkeypatch):
-    from callscope.widgets.dialogs import ShortcutsDialog
+    from callscope.dialogs.shortcuts import ShortcutsDialog
 
     window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
     window.activateWindow()
@@ -175,7 +176,7 @@ def test_compare_marks_the_rows_that_differ_on_screen(qtbot, tmp_path, monkeypat
 
 
 def test_dense_lanes_draw_one_tick_per_pixel_and_zoom_brings_every_tick_back(qtbot, tmp_path, monkeypatch):
-    from callscope.bench_gui import make_trace
+    from callscope.benchmarks.gui import make_trace
 
     trace = tmp_path / "long.jsonl"
     make_trace(trace, steps=5000)
@@ -226,7 +227,7 @@ def test_a_failed_run_keeps_the_tokens_received_and_can_be_saved(qtbot, tmp_path
     from callscope.engine.analysis.analyzer import SourceInfo
     from callscope.engine.formats.samples import render
     from callscope.engine.recordings.replay import load_analyses
-    from callscope.workers.run_worker import RunPlan
+    from callscope.live.run_worker import RunPlan
 
     window = make_window(qtbot, tmp_path, monkeypatch)
     controller = window.runs
@@ -248,7 +249,7 @@ def test_a_live_run_in_thinking_mode_is_analysed_as_reasoning_first(qtbot, tmp_p
     """The GUI's own analysis of a live run uses the plan's thinking flag, as the worker's does."""
     from callscope.engine.analysis.analyzer import SourceInfo
     from callscope.engine.formats.samples import render
-    from callscope.workers.run_worker import RunPlan
+    from callscope.live.run_worker import RunPlan
 
     window = make_window(qtbot, tmp_path, monkeypatch)
     controller = window.runs
@@ -265,7 +266,7 @@ def test_a_live_run_in_thinking_mode_is_analysed_as_reasoning_first(qtbot, tmp_p
 
 
 def test_a_file_that_is_not_a_model_fails_on_the_worker_with_a_dialog(qtbot, tmp_path, monkeypatch):
-    from callscope.widgets.dialogs import RunValues
+    from callscope.dialogs.run import RunValues
 
     window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
     before = window.session.state
@@ -280,8 +281,8 @@ def test_a_file_that_is_not_a_model_fails_on_the_worker_with_a_dialog(qtbot, tmp
 
 def test_run_dialog_seed_is_the_cli_default(qtbot):
     from callscope.commands import run as run_command
+    from callscope.dialogs.run import RunDialog
     from callscope.gui_main import make_app
-    from callscope.widgets.dialogs import RunDialog
 
     make_app()
     dialog = RunDialog()
@@ -296,7 +297,8 @@ def test_run_failures_speak_of_the_window_not_the_cli(qtbot, tmp_path, monkeypat
     window = make_window(qtbot, tmp_path, monkeypatch)
     with pytest.raises(ToolChoiceError) as raised:
         forced_tools("any", [])
-    window._run_failed(str(raised.value))
+    window.runs.worker.failed.emit(str(raised.value))  # as the worker reports a failure
+    qtbot.waitUntil(lambda: window.shown_errors != [], timeout=5000)
     title, message = window.shown_errors[-1]
     assert title == "Run failed" and "--" not in message and "tools box" in message and "force tool" in message
 
@@ -317,7 +319,7 @@ def test_run_dialog_keeps_the_last_values_and_states_its_range(qtbot, tmp_path, 
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from callscope.widgets.dialogs import RunDialog
+    from callscope.dialogs.run import RunDialog
 
     window = make_window(qtbot, tmp_path, monkeypatch)
     started = []

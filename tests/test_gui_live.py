@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.gui, pytest.mark.model]
 
 
 def _values(max_tokens: int, seed: int = 7):
-    from callscope.widgets.dialogs import RunValues
+    from callscope.dialogs.run import RunValues
 
     tools = (ROOT / "resources" / "tools" / "default.json").read_text()
     return RunValues(None, "auto", "incremental", "What is the weather in Paris?", tools, "any", max_tokens, seed)

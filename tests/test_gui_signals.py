@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
+from callscope.benchmarks.workload import big_arguments
 from callscope.engine.analysis.analyzer import SourceInfo
-from callscope.engine.formats.samples import big_arguments, render
+from callscope.engine.formats.samples import render
 from tests.gui_helpers import make_window
 
 pytestmark = pytest.mark.gui
@@ -31,7 +32,7 @@ class TokenEmitter(QObject):
 
 
 def test_five_thousand_cross_thread_token_signals(qtbot, tmp_path, monkeypatch):
-    from callscope.workers.run_worker import RunPlan
+    from callscope.live.run_worker import RunPlan
 
     window = make_window(qtbot, tmp_path, monkeypatch)
     controller = window.runs

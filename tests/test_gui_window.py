@@ -277,7 +277,7 @@ def test_every_error_shows_a_dialog_and_keeps_the_view(window, tmp_path):
     assert not window.replay_text("<tool_call>", "hermes", "[{not json")
     assert not window.replay_text("", "hermes")
     assert not window.replay_text("hello", "no_such_format")
-    from callscope.widgets.dialogs import RunValues
+    from callscope.dialogs.run import RunValues
 
     assert not window.start_run(RunValues(str(tmp_path / "nope.gguf"), "auto", "incremental", "hi", "", "any", 8, 1))
     assert not window.start_run(RunValues(None, "auto", "incremental", "hi", '{"tools": 3}', "any", 8, 1))

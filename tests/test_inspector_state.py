@@ -445,19 +445,18 @@ def test_sources_report_user_errors(tmp_path):
 
 
 def test_a_live_analysis_grows_and_every_structure_follows():
-    from callscope.engine.analysis.analyzer import Analyzer, SourceInfo
+    from callscope.engine.analysis.analyzer import RUNNING, Analyzer, SourceInfo
     from callscope.engine.formats import make_parser
-    from callscope.engine.inspector.live import RUNNING, provisional_analysis, refresh_scalars
 
     text = render("hermes", [("get_weather", {"city": "Paris"})], content="ok").encode()
     analyzer = Analyzer("live", SourceInfo("model", None, "hermes", "incremental"), "token", True, make_parser("hermes"))
-    live = provisional_analysis(analyzer)
+    live = analyzer.provisional()
     state = InspectorState(live)
     assert state.live and live.finish_cause == RUNNING and state.last == 0
     shown = []
     for i in range(0, len(text), 5):
         analyzer.feed_bytes(text[i : i + 5], float(i))
-        refresh_scalars(live, analyzer)
+        analyzer.refresh(live)
         shown.append(state.sync())
         step = state.timebase.steps[-1]
         assert state.parse_cursor.at(step).calls == analyzer.parser.snapshot().calls

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from callscope.engine.formats.json_scan import (
+from callscope.engine.formats._kit.json_scanner import (
     ERROR,
     VALUE_END,
     VALUE_START,

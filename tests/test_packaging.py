@@ -80,8 +80,9 @@ def test_wheel_holds_the_code_and_the_shipped_data(wheel):
         assert needed in names, needed
     source_py = {f"callscope/{p.relative_to(ROOT / 'app').as_posix()}" for p in (ROOT / "app").rglob("*.py")}
     source_py |= {f"callscope/engine/{p.relative_to(ROOT / 'engine').as_posix()}" for p in (ROOT / "engine").rglob("*.py")}
+    source_py |= {f"callscope/benchmarks/{p.name}" for p in (ROOT / "benchmarks").glob("*.py")}  # `callscope bench`
     assert source_py <= names, sorted(source_py - names)[:5]
-    assert not [n for n in names if n.split("/")[0] in ("app", "engine", "tests", "resources", "fixtures")]
+    assert not [n for n in names if n.split("/")[0] in ("app", "engine", "tests", "resources", "fixtures", "benchmarks")]
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
     assert "License-Expression: MIT" in metadata
     assert "Requires-Dist: jiter" not in metadata and "partial-json-parser" not in metadata.split("Provides-Extra")[0]
@@ -126,6 +127,10 @@ def test_the_wheel_runs_from_a_fresh_venv_in_another_directory(wheel, tmp_path):
     report = json.loads(run(str(cli), "replay", "headline_701_tokens", "--json").stdout)
     (call,) = report["runs"][0]["calls"]
     assert call["name"] == "write_file" and call["reconstructs"]
+    bench = subprocess.run([str(cli), "bench", "parse", "--formats", "hermes", "--size", "4096", "--json"], cwd=elsewhere,
+                           env=env, capture_output=True, text=True, timeout=300)
+    assert bench.returncode in (0, 1), bench.stderr[-1500:]  # 1: a target missed on a busy machine, still ran
+    assert json.loads(bench.stdout)[0]["reconstructs"]  # the benchmarks ship in the wheel (no re-parse baseline there)
     shot = elsewhere / "shot.png"
     run(str(cli), "gui", "headline_701_tokens", "--screenshot", str(shot))
     assert shot.stat().st_size > 10_000

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from callscope.benchmarks.replay import generate_trace
 from callscope.commands.status import LARGE_INPUT_BYTES, StatusLine, large_input, wants_status
-from callscope.engine.bench_replay import generate_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 CALLSCOPE = [sys.executable, "-m", "callscope"]

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from callscope.engine.core.parse_model import ContentAppended, ReasoningAppended
-from callscope.engine.formats.markers import find_first, held_back_from, strip_partial_suffix
-from callscope.engine.formats.text_state import (
+from callscope.engine.formats._kit.marker_search import find_first, held_back_from, strip_partial_suffix
+from callscope.engine.formats._kit.text_machine import (
     REASONING,
     TEXT,
     BufferMachine,

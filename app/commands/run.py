@@ -31,7 +31,7 @@ from callscope.commands.request import (  # shared with `callscope prompt`
 )
 from callscope.commands.status import StatusLine
 from callscope.engine.decode.errors import DecodeError
-from callscope.engine.decode.grammar import ANY, MISTRAL_ARRAY, MISTRAL_FORMS, OFF
+from callscope.engine.decode.grammar import ANY, OFF, form_choices
 from callscope.engine.decode.loop import SamplerSettings
 from callscope.engine.decode.model import ModelInfo
 from callscope.engine.decode.progress import DecodeProgress
@@ -60,13 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--max-calls", type=int, default=2, help="at most this many forced calls (default 2)")
     p.add_argument("--min-calls", type=int, default=1, help="at least this many forced calls (default 1)")
-    p.add_argument(
-        "--mistral-form",
-        choices=MISTRAL_FORMS,
-        default=MISTRAL_ARRAY,
-        help="Mistral syntax to force: array = [TOOL_CALLS][{...}, ...] (Nemo), args = [TOOL_CALLS]NAME[ARGS]{...} "
-        "once per call (v11+); other formats ignore it (default array)",
-    )
+    _add_form_options(p)
     add_policy_option(p)
     p.add_argument("--max-tokens", type=int, default=256, help="stop after N tokens (default 256)")
     p.add_argument(
@@ -77,6 +71,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--record", metavar="OUT", help="write the run as a callscope.trace/1 trace (replay reproduces it)")
     add_report_options(p)
     p.set_defaults(handler=run)
+
+
+def _form_option(format_id: str) -> str:
+    return f"--{format_id.replace('_', '-')}-form"
+
+
+def _form_dest(format_id: str) -> str:
+    return f"{format_id}_form"
+
+
+def _add_form_options(p: argparse.ArgumentParser) -> None:
+    """``--<format>-form`` for each format whose calls can be forced in several syntaxes (``--mistral-form``)."""
+    from callscope.engine.formats import get_spec
+
+    for format_id, forms in form_choices().items():
+        labels = "; ".join(f"{e.form} = {e.label}" for e in get_spec(format_id).envelopes)
+        p.add_argument(
+            _form_option(format_id),
+            dest=_form_dest(format_id),
+            choices=forms,
+            default=forms[0],
+            help=f"{format_id} syntax to force: {labels}; other formats ignore it (default {forms[0]})",
+        )
+
+
+def _chosen_forms(args: argparse.Namespace) -> dict[str, str]:
+    """format id -> the syntax ``--<format>-form`` chose (each format's default unless given)."""
+    return {f: getattr(args, _form_dest(f)) for f in form_choices() if hasattr(args, _form_dest(f))}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         force_tool=args.force_tool,
         max_calls=args.max_calls,
         min_calls=args.min_calls,
-        mistral_form=args.mistral_form,
+        forms=_chosen_forms(args),
         policy=args.policy,
         max_tokens=args.max_tokens,
         sampler=SamplerSettings(temperature=args.temp, seed=args.seed),

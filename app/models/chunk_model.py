@@ -8,7 +8,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor
 
 from callscope.engine.inspector.chunks import COLUMNS, ChunkIndex
-from callscope.widgets import theme
+from callscope.ui import theme
 
 Index = QModelIndex | QPersistentModelIndex
 

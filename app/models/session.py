@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.inspector.sources import Source, SourceError
 from callscope.engine.inspector.state import CursorView, InspectorState
-from callscope.widgets.frame_throttle import FrameThrottle
+from callscope.ui.frame_throttle import FrameThrottle
 
 
 class InspectorSession(QObject):
@@ -117,7 +117,7 @@ class InspectorSession(QObject):
     def grow(self, redraw_now: bool = False) -> None:
         """The shown (live) analysis gained steps: index them; panes hear about it once per frame.
 
-        ``redraw_now``: the caller is itself throttled to a frame (the run controller's
+        ``redraw_now``: the caller is itself throttled to a frame (a live controller's
         feed), so panes are told at once, in the same event-loop turn as the analysis.
         """
         if self.state is None:

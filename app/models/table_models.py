@@ -16,7 +16,7 @@ from callscope.engine.core.wire import Violation
 from callscope.engine.inspector.chunks import time_text
 from callscope.engine.inspector.compare import CompareRow, summarize
 from callscope.engine.inspector.reconcile import CallVerdict
-from callscope.widgets import theme
+from callscope.ui import theme
 
 T = TypeVar("T")
 Index = QModelIndex | QPersistentModelIndex

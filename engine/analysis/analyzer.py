@@ -15,6 +15,7 @@ import codecs
 from dataclasses import dataclass, field
 from typing import Any
 
+from callscope.engine.core import rules
 from callscope.engine.core.json_text import check
 from callscope.engine.core.parse_model import (
     CallNamed,
@@ -26,13 +27,17 @@ from callscope.engine.core.parse_model import (
     diff_parses,
 )
 from callscope.engine.core.wire import StreamIdentity, Violation, WireChunk
-from callscope.engine.formats.base import FormatParser
+from callscope.engine.formats import FormatParser
 from callscope.engine.policies import make_policy
 from callscope.engine.policies.atomic import AtomicPolicy
 from callscope.engine.policies.base import StreamingPolicy
 
-#: What ends a generation (trace end records use the same words).
-FINISH_CAUSES = ("stop", "length", "cancelled", "error")
+#: One decoded token as a live source hands it over: its bytes, ms since the start, its id.
+TokenItem = tuple[bytes, float | None, int]
+#: ``finish_cause`` of an analysis whose stream has not ended yet (a live run or capture, still growing);
+#: the real causes are :data:`~callscope.engine.core.causes.END_CAUSES`. Here because every source's
+#: analyzer sets it and every view reads it.
+RUNNING = "running"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +122,11 @@ class Analysis:
     # ------------------------------------------------------------ lookups
 
     @property
+    def running(self) -> bool:
+        """The stream is still arriving: lists grow, the verdict is not in yet."""
+        return self.finish_cause == RUNNING
+
+    @property
     def step_count(self) -> int:
         return len(self.steps)
 
@@ -151,7 +161,12 @@ class Analysis:
 
 
 class Analyzer:
-    """Feeds one stream through a parser and a policy (plus the atomic baseline)."""
+    """Feeds one stream through a parser and a policy (plus the atomic baseline).
+
+    Recordings call :meth:`feed_bytes`/:meth:`feed_parse` and :meth:`finish`. A live
+    model run also uses the :class:`~engine.analysis.live.LiveAnalysis` side
+    (:meth:`feed`, :meth:`provisional`, :meth:`refresh`) so the GUI can show it grow.
+    """
 
     def __init__(
         self,
@@ -211,6 +226,11 @@ class Analyzer:
             self._previous_parse = parse
         self._advance(number, ms, events)
 
+    def feed(self, item: TokenItem) -> None:
+        """One decoded token as the decode worker hands it over: ``(bytes, ms, token id)``."""
+        data, ms, token = item
+        self.feed_bytes(data, ms, (token,))
+
     def _next_step(self, step: int | None) -> int:
         if self._finished is not None:
             raise RuntimeError("stream already finished")
@@ -225,6 +245,35 @@ class Analyzer:
         self.policy.step(step, ms, events)
         if self.baseline is not None:
             self.baseline.step(step, ms, events)
+
+    # ------------------------------------------------------------ live view
+
+    def provisional(self) -> Analysis:
+        """The analysis of what was fed so far, still :data:`RUNNING`.
+
+        It wraps this analyzer's own lists (steps, events, chunks, violations; no copy), so
+        every inspector structure built on it sees new steps; :meth:`refresh` updates the
+        fields that are values. :meth:`finish` later returns the real Analysis.
+        """
+        return self._analysis(
+            terminal_events_from=len(self.parse_events),
+            terminal=self.parser.snapshot() if self.parser is not None else Parse(),
+            calls=[],
+            violations=self.policy.violations,
+            finish_reason=None,
+            finish_cause=RUNNING,
+            ttfd_streaming=_first_tool_chunk(self.policy.chunks),
+            ttfd_atomic=StepTime(),
+            content_streamed="",
+        )
+
+    def refresh(self, analysis: Analysis) -> None:
+        """Update the values (not the shared lists) of a :meth:`provisional` analysis."""
+        analysis.terminal_events_from = len(self.parse_events)
+        if analysis.ttfd_streaming.step is None:
+            analysis.ttfd_streaming = _first_tool_chunk(self.policy.chunks)
+        if self.parser is not None:
+            analysis.terminal = self.parser.snapshot()
 
     # ------------------------------------------------------------ ending
 
@@ -259,31 +308,37 @@ class Analyzer:
             self.baseline.finish(step, ms, events, terminal, policy_cause)
         violations = list(extra_violations or [])
         if truncated:
-            violations.append(Violation("stream-truncated", step or None, "the recording has no end record; analysed what is there"))
+            violations.append(Violation(rules.STREAM_TRUNCATED, step or None, "the recording has no end record; analysed what is there"))
         violations.extend(self.policy.violations)
         violations.extend(_invalid_json_arguments(terminal, step))
-        self._finished = Analysis(
-            name=self.name,
-            source=self.source,
-            unit=self.unit,
-            timed=self.timed,
-            steps=self.steps,
-            parse_events=self.parse_events,
+        self._finished = self._analysis(
             terminal_events_from=start,
             terminal=terminal,
-            chunks=self.policy.chunks,
-            baseline_chunks=(self.baseline or self.policy).chunks,
             calls=self._call_reports(terminal),
             violations=violations,
             finish_reason=self.policy.finish_reason,
             finish_cause=cause,
             ttfd_streaming=_first_tool_chunk(self.policy.chunks),
             ttfd_atomic=_first_tool_chunk((self.baseline or self.policy).chunks),
-            identity=self.identity,
             content_streamed=self.policy.content.sent_text(),
             truncated=truncated,
         )
         return self._finished
+
+    def _analysis(self, **verdict: Any) -> Analysis:
+        """An Analysis of this stream: what it is and what was fed (shared lists), plus ``verdict``'s fields."""
+        return Analysis(
+            name=self.name,
+            source=self.source,
+            unit=self.unit,
+            timed=self.timed,
+            steps=self.steps,
+            parse_events=self.parse_events,
+            chunks=self.policy.chunks,
+            baseline_chunks=(self.baseline or self.policy).chunks,
+            identity=self.identity,
+            **verdict,
+        )
 
     def _call_reports(self, terminal: Parse) -> list[CallReport]:
         first: dict[int, StepTime] = {}
@@ -322,6 +377,6 @@ def _invalid_json_arguments(terminal: Parse, step: int) -> list[Violation]:
             check(call.arguments)  # the grammar only: deep nesting and long integers are valid JSON
         except ValueError as exc:
             found.append(
-                Violation("invalid-json-arguments", step or None, f"final arguments are not valid JSON: {exc}", index)
+                Violation(rules.INVALID_JSON_ARGUMENTS, step or None, f"final arguments are not valid JSON: {exc}", index)
             )
     return found

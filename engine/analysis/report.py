@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from callscope.engine.analysis.analyzer import Analysis, StepTime
+from callscope.engine.core import rules
+from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.core.wire import chunk_json
 
 REPORT_SCHEMA = "callscope.report/1"
@@ -108,7 +110,7 @@ def describe_finish(analysis: Analysis) -> str:
     detail = end_detail(analysis)
     if detail is not None:
         ended = f"{analysis.finish_cause}: {detail}"
-    elif analysis.truncated and analysis.finish_cause not in ("cancelled", "error"):
+    elif analysis.truncated and analysis.finish_cause not in UNFINISHED:
         ended = "unknown: the recording has no end record"
     elif analysis.finish_cause == "cancelled":
         ended = "cancelled by the user"
@@ -116,10 +118,10 @@ def describe_finish(analysis: Analysis) -> str:
         ended = analysis.finish_cause
     if analysis.finish_reason is not None:
         return f"{analysis.finish_reason} (generation ended: {ended})"
-    stream_enders = [v.rule for v in analysis.violations if v.rule in ("invalid-diff", "stream-truncated", "stream-error")]
+    stream_enders = [v.rule for v in analysis.violations if v.rule in rules.STREAM_ENDERS]
     if stream_enders:
         why = f"the stream ended early ({stream_enders[0]})"
-    elif analysis.finish_cause in ("cancelled", "error"):
+    elif analysis.finish_cause in UNFINISHED:
         why = f"generation ended: {ended}"
     else:
         why = "no finish chunk was sent"

@@ -4,8 +4,10 @@
 - :mod:`engine.capture.client`: the async reader that stamps each line before anything parses it;
 - :mod:`engine.capture.conformance`: what a client assembles, the rule violations, the Analysis;
 - :mod:`engine.capture.recording`: capture traces, written live and replayed offline;
-- :mod:`engine.capture.redact`: the one place the API key and URL credentials are masked, everywhere;
-- :mod:`engine.capture.bench`: loopback throughput against a bare httpx reader.
+- :mod:`engine.capture.redact`: the one place the API key and URL credentials are masked, everywhere.
+
+Its benchmark (loopback throughput against a bare httpx reader) is ``callscope bench capture``,
+:mod:`callscope.benchmarks.capture`.
 """
 
 from callscope.engine.capture.client import CaptureError, CaptureResult, StreamCapture, capture, capture_sync

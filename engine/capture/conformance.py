@@ -29,11 +29,12 @@ The streaming contract, each rule with its stable id (tests pin every one):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from callscope.engine.analysis.analyzer import Analysis, CallReport, SourceInfo, StepRecord, StepTime
+from callscope.engine.analysis.analyzer import RUNNING, Analysis, CallReport, SourceInfo, StepRecord, StepTime
+from callscope.engine.core import rules
 from callscope.engine.core.json_text import check, dumps, loads
 from callscope.engine.core.parse_model import (
     ArgumentsAppended,
@@ -45,6 +46,7 @@ from callscope.engine.core.parse_model import (
     ParseEvent,
     ReasoningAppended,
 )
+from callscope.engine.core.pieces import joined
 from callscope.engine.core.wire import (
     ARGUMENTS,
     CONTENT,
@@ -56,34 +58,17 @@ from callscope.engine.core.wire import (
     Violation,
     WireChunk,
 )
-from callscope.engine.inspector.live import RUNNING
+from callscope.engine.formats import markers_view
 
 CAPTURE_POLICY = "server"  # source.policy of a capture: the server decided what went out
 DEFAULT_ATOMIC_SILENCE_MS = 1000.0
 #: Shorter calls are not flagged atomic: a streaming server may well send ``{}`` in one chunk.
 ATOMIC_MIN_CHARS = 16
 
-#: Tool-call markers and special tokens that must never reach a client as content.
-CONTENT_MARKERS: tuple[str, ...] = (
-    "<tool_call>",
-    "</tool_call>",
-    "<tool_calls>",
-    "</tool_calls>",
-    "[TOOL_CALLS]",
-    "[TOOL_RESULTS]",
-    "[/TOOL_RESULTS]",
-    "[ARGS]",
-    "<function=",
-    "</function>",
-    "<parameter=",
-    "<|python_tag|>",
-    "<｜tool▁calls▁begin｜>",
-    "<｜tool▁call▁begin｜>",
-    "<｜tool▁sep｜>",
-    "<｜tool▁call▁end｜>",
-    "<｜tool▁calls▁end｜>",
-    "<｜end▁of▁sentence｜>",
-)
+#: Tool-call markers and special tokens that must never reach a client as content: every wire format's
+#: (its spec's ``markers.leak``; kept current when a format is registered), plus the ``<tool_calls>``
+#: wrapper of servers whose format callscope does not parse.
+CONTENT_MARKERS: Sequence[str] = markers_view(extra=("<tool_calls>", "</tool_calls>"))
 #: ``<|im_end|>``, ``<|eot_id|>``, ``<|tool_call_begin|>``, ``<|channel|>``...: any special token in that form.
 _SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z0-9_.\-]{1,48}\|>")
 _MARKER_WINDOW = max(max(len(m) for m in CONTENT_MARKERS), 52)
@@ -110,9 +95,7 @@ class _Call:
     corrupted: bool = False  # arguments knowingly spoiled (duplicated, index reused): skip the JSON check
 
     def arguments(self) -> str:
-        if len(self.pieces) > 1:
-            self.pieces[:] = ["".join(self.pieces)]
-        return self.pieces[0] if self.pieces else ""
+        return joined(self.pieces)
 
     def append(self, text: str, step: int) -> None:
         self.pieces.append(text)
@@ -121,10 +104,12 @@ class _Call:
 
 
 class CaptureAnalyzer:
-    """Feed received lines with :meth:`feed`; :meth:`analysis` gives the Analysis so far or final.
+    """Feed received lines with :meth:`feed_line`; :meth:`analysis` gives the Analysis so far or final.
 
-    Incremental so the GUI can show a live capture; the command line and trace
-    replay feed all lines then finish (:func:`analyze_capture_lines`).
+    Incremental so the GUI can show a live capture: it is a
+    :class:`~engine.analysis.live.LiveAnalysis` (:meth:`feed`, :meth:`provisional`,
+    :meth:`refresh`, :meth:`finish`), driven like a live model run. The command
+    line and trace replay feed all lines then finish (:func:`analyze_capture_lines`).
     """
 
     def __init__(
@@ -161,15 +146,19 @@ class CaptureAnalyzer:
 
     # ------------------------------------------------------------ feeding
 
-    def feed_lines(self, lines: Iterable[tuple[float, str]]) -> None:
+    def feed_lines(self, lines: Iterable[tuple[float | None, str]]) -> None:
         for ms, line in lines:
-            self.feed(ms, line)
+            self.feed_line(ms, line)
 
-    def feed(self, ms: float | None, line: str) -> None:
+    def feed(self, item: tuple[float | None, str]) -> None:
+        """One received line as the client stamps it, ``(ms, line)``: the live feed."""
+        self.feed_line(item[0], item[1])
+
+    def feed_line(self, ms: float | None, line: str) -> None:
         """One received line. Only ``data:`` lines are steps; comments and ``event:`` lines are skipped."""
         if not line.startswith("data:"):
             if line.startswith("error:"):  # llama.cpp-style error event line
-                self._violate("stream-error", len(self.steps) or None, f"server sent an error line: {_clip(line[6:].strip())}")
+                self._violate(rules.STREAM_ERROR, len(self.steps) or None, f"server sent an error line: {_clip(line[6:].strip())}")
             return
         if self._finished is not None:
             raise RuntimeError("capture analysis already finished")
@@ -187,10 +176,10 @@ class CaptureAnalyzer:
         try:
             obj = loads(payload)
         except ValueError as exc:
-            self._violate("invalid-chunk-json", step, f"not JSON ({exc}): {_clip(payload)}")
+            self._violate(rules.INVALID_CHUNK_JSON, step, f"not JSON ({exc}): {_clip(payload)}")
             return
         if not isinstance(obj, dict):
-            self._violate("invalid-chunk-json", step, f"expected a JSON object, got {type(obj).__name__}: {_clip(payload)}")
+            self._violate(rules.INVALID_CHUNK_JSON, step, f"expected a JSON object, got {type(obj).__name__}: {_clip(payload)}")
             return
         self._chunk(step, ms, silence, obj)
 
@@ -204,7 +193,7 @@ class CaptureAnalyzer:
         if obj.get("error") is not None and not obj.get("choices"):
             error = obj["error"]
             message = error.get("message", error) if isinstance(error, dict) else error
-            self._violate("stream-error", step, f"server sent an error in the stream: {_clip(str(message))}")
+            self._violate(rules.STREAM_ERROR, step, f"server sent an error in the stream: {_clip(str(message))}")
             return
         choices = obj.get("choices")
         if not isinstance(choices, list) or not choices:
@@ -252,7 +241,7 @@ class CaptureAnalyzer:
         arguments = function.get("arguments")
         if arguments is not None and not isinstance(arguments, str):
             self._violate(
-                "invalid-json-arguments", step,
+                rules.INVALID_JSON_ARGUMENTS, step,
                 f"function.arguments sent as {type(arguments).__name__}, not a string; clients concatenate strings",
                 entry.get("index") if isinstance(entry.get("index"), int) else None,
             )
@@ -273,23 +262,23 @@ class CaptureAnalyzer:
             if call.id is None:
                 call.id = call_id
             elif call_id == call.id:
-                self._once(call, "id-repeated", step,
+                self._once(call, rules.ID_REPEATED, step,
                            f"id {_clip(call_id, 40)} sent again on a later fragment; clients that concatenate "
                            "string fields (openai-python's stream helper) get it twice")
             elif call_id not in call.ids_reported:
                 call.ids_reported.add(call_id)
-                self._violate("id-changed", step, f"id changed from {call.id!r} to {call_id!r} mid-call", call.index)
+                self._violate(rules.ID_CHANGED, step, f"id changed from {call.id!r} to {call_id!r} mid-call", call.index)
         if name is not None:
             if call.name is None:
                 call.name = name
                 call.named = StepTime(step, ms)
                 self.parse_events.append((step, CallNamed(call.slot, name)))
             elif name == call.name:
-                self._once(call, "name-repeated", step,
+                self._once(call, rules.NAME_REPEATED, step,
                            f"function.name {name!r} sent again on a later fragment; a client doing name += ... "
                            f"gets {(name * 2)!r}")
             else:
-                self._once(call, "name-repeated", step,
+                self._once(call, rules.NAME_REPEATED, step,
                            f"function.name sent again with different text ({call.name!r} then {name!r}); "
                            f"clients that set the name and clients that concatenate it now disagree")
         self._append(step, ms, silence, call, arguments, call_id=call_id, name=name)
@@ -298,7 +287,7 @@ class CaptureAnalyzer:
         """Which call an index-less delta belongs to, the way lenient clients guess: by id, else the last one."""
         if not self._index_missing_reported:
             self._index_missing_reported = True
-            self._violate("index-missing", step, "tool-call delta without an index; clients cannot tell which call it extends")
+            self._violate(rules.INDEX_MISSING, step, "tool-call delta without an index; clients cannot tell which call it extends")
         if call_id is not None:
             for call in self.calls:
                 if call.id == call_id:
@@ -339,7 +328,7 @@ class CaptureAnalyzer:
         call.corrupted = True
         what = f"id {call_id!r}" if call_id is not None and call_id != call.id else f"name {name!r}"
         self._violate(
-            "index-reused", step,
+            rules.INDEX_REUSED, step,
             f"a second call ({what}) was sent on index {call.index} after call {call.id or call.name!r} was complete; "
             "clients merge both into one",
             call.index,
@@ -357,7 +346,7 @@ class CaptureAnalyzer:
         if call.length >= 2 and len(text) >= call.length and text.startswith(call.arguments()):
             call.corrupted = True
             self._violate(
-                "duplicated-arguments", step,
+                rules.DUPLICATED_ARGUMENTS, step,
                 f"fragment re-sends all {call.length} chars of arguments already sent ({_clip(call.arguments(), 40)}); "
                 "the concatenation repeats them",
                 call.index,
@@ -388,7 +377,7 @@ class CaptureAnalyzer:
         for _, marker in sorted(found):
             if marker not in self._markers_seen:
                 self._markers_seen.add(marker)
-                self._violate("marker-in-content", step, f"{marker!r} in delta.content: {_clip(window, 60)}")
+                self._violate(rules.MARKER_IN_CONTENT, step, f"{marker!r} in delta.content: {_clip(window, 60)}")
         self._content_tail = window[-(_MARKER_WINDOW - 1):]
 
     # ------------------------------------------------------------ verdicts
@@ -408,10 +397,10 @@ class CaptureAnalyzer:
         for call in self.calls:
             found.extend(self._call_verdicts(call, skip_json=truncated and call is self.calls[-1]))
         if self.finish_reason == "tool_calls" and not self.calls:
-            found.append(Violation("finish-reason-mismatch", self.finish_step.step,
+            found.append(Violation(rules.FINISH_REASON_MISMATCH, self.finish_step.step,
                                    "finish_reason is tool_calls but no tool-call delta was sent"))
         elif self.calls and self.finish_reason == "stop":
-            found.append(Violation("finish-reason-mismatch", self.finish_step.step,
+            found.append(Violation(rules.FINISH_REASON_MISMATCH, self.finish_step.step,
                                    f"{len(self.calls)} tool call(s) were sent but finish_reason is stop; "
                                    "clients that dispatch on finish_reason ignore them"))
         if truncated:
@@ -425,7 +414,7 @@ class CaptureAnalyzer:
                 why = "the server ended the response without sending a single data line"
             else:
                 why = "the server ended the response there"
-            found.append(Violation("stream-truncated", last, f"no {' and no '.join(missing)}: {why}"))
+            found.append(Violation(rules.STREAM_TRUNCATED, last, f"no {' and no '.join(missing)}: {why}"))
         return found
 
     def _without_cut_line(self, violations: list[Violation]) -> list[Violation]:
@@ -434,7 +423,7 @@ class CaptureAnalyzer:
         if not violations or not self.steps:
             return violations
         last = violations[-1]
-        if last.rule == "invalid-chunk-json" and last.step == self.steps[-1].step:
+        if last.rule == rules.INVALID_CHUNK_JSON and last.step == self.steps[-1].step:
             return violations[:-1]
         return violations
 
@@ -446,14 +435,14 @@ class CaptureAnalyzer:
             if duplicated is not None:
                 call.corrupted = True
                 found.append(Violation(
-                    "duplicated-arguments", duplicated,
+                    rules.DUPLICATED_ARGUMENTS, duplicated,
                     f"arguments were complete, then {_clip(arguments[_boundary_before(call.boundaries, duplicated):], 40)} "
                     "re-sent text already sent",
                     call.index,
                 ))
             else:
                 found.append(Violation(
-                    "invalid-json-arguments", call.last_fragment.step or call.first.step,
+                    rules.INVALID_JSON_ARGUMENTS, call.last_fragment.step or call.first.step,
                     f"assembled arguments are not valid JSON ({_json_error(arguments)}): {_clip(arguments, 60)}",
                     call.index,
                 ))
@@ -463,7 +452,7 @@ class CaptureAnalyzer:
             and call.silence_ms >= self.atomic_silence_ms
         ):
             found.append(Violation(
-                "atomic-tool-call", call.last_fragment.step,
+                rules.ATOMIC_TOOL_CALL, call.last_fragment.step,
                 f"all {call.length} chars of arguments arrived in one chunk after {call.silence_ms / 1000:.2f} s "
                 "of silence: the call was not streamed",
                 call.index,
@@ -538,11 +527,16 @@ class CaptureAnalyzer:
             self._finished = result
         return result
 
+    def finish(self, cause: str | None = None, *, error: str | None = None) -> Analysis:
+        """End the capture, return the final Analysis: ``cause`` ``cancelled`` (the user stopped it),
+        ``error`` (it broke off; ``error`` says why), or None (whatever the stream's finish_reason says)."""
+        return self.analysis(final=True, error=error, cancelled=cause == "cancelled", cause=cause)
+
     # ------------------------------------------------------------ live view
 
     def provisional(self) -> Analysis:
-        """A growing Analysis for a live capture: it shares this analyzer's lists (steps, events,
-        chunks, violations), so panes built on it see new lines after :meth:`refresh`."""
+        """A growing Analysis for a live capture: it shares this analyzer's lists
+        (steps, events, chunks, violations), so panes built on it see new lines after :meth:`refresh`."""
         return Analysis(
             name=self.name,
             source=SourceInfo("capture", self.path, None, CAPTURE_POLICY, {**self.extra, "url": self.url}),

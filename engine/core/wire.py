@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from callscope.engine.core.rules import RULES
+
 # Kinds of chunk a policy emits.
 ROLE = "role"
 CONTENT = "content"
@@ -99,12 +101,16 @@ def sse_line(chunk: WireChunk, identity: StreamIdentity) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """A broken rule: stable kebab-case ``rule`` id, where, and one line of why."""
+    """A broken rule: its stable id from :data:`~callscope.engine.core.rules.RULES`, where, and one line of why."""
 
     rule: str
     step: int | None
     detail: str
     call_index: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:  # a rule spelled anywhere but the catalogue is a bug, found at once
+            raise ValueError(f"unknown violation rule {self.rule!r}: add it to engine/core/rules.py")
 
     def to_json(self) -> dict[str, Any]:
         return {"rule": self.rule, "step": self.step, "call_index": self.call_index, "detail": self.detail}

@@ -10,7 +10,6 @@ Modules, one job each:
 * :mod:`~engine.decode.loop` -- the token generator (:class:`~engine.decode.loop.Generation`).
 * :mod:`~engine.decode.session` -- a live run: loop + Analyzer + trace recording (:class:`~engine.decode.session.LiveRun`).
 * :mod:`~engine.decode.progress` -- hooks for the slow steps (model load, prompt evaluation, each token): status lines.
-* :mod:`~engine.decode.bench` -- ``callscope bench decode``.
 * :mod:`~engine.decode.errors` -- typed, one-line errors for the CLI and the GUI.
 
 A GUI worker thread does: ``model = load_model(path)``; ``live = LiveRun(model, RunSettings(...))``;

@@ -1,63 +1,71 @@
 """GBNF grammars that make a model write a genuine tool call in a chosen wire format.
 
 A 135M model does not call tools on its own; constrained sampling makes it.
-The grammar spells the format's exact wire syntax (markers, the JSON envelope
-or XML parameter blocks), allows an optional short content line before the
-calls where the format has content, then one or more calls, and takes the
-argument rules from each tool's JSON schema (llama-cpp-python's
-``SchemaConverter``). The model still chooses every token inside those rules,
-so the parser sees a real token-by-token generation.
+The grammar has two halves. The format's wire syntax (markers, the JSON call
+object or XML parameter blocks, whether a short content line may come first,
+how several calls are laid out) is the envelope its spec declares
+(:class:`~engine.formats._kit.gbnf.Envelope`); this module never names a
+format. The argument rules come from each tool's JSON schema, through
+llama-cpp-python's ``SchemaConverter`` (``$ref``/``$defs`` resolved first, so
+Pydantic and ``pydantic_function_tool`` schemas work). The model still chooses
+every token inside those rules, so the parser sees a real token-by-token
+generation.
 
-Schemas are tightened for the forced run only (strings get a ``maxLength``,
-arrays a ``maxItems``, JSON strings no raw control characters) so a tiny model
-cannot ramble inside a string until ``--max-tokens``.
+Schemas are tightened for the forced run only (:func:`tighten`: strings get a
+``maxLength``, arrays a ``maxItems`` never below their ``minItems``, small
+integer ranges become enums, string formats the converter lacks or gets wrong
+become patterns whose every match is valid, JSON strings no raw control
+characters) so a tiny model cannot ramble inside a string until
+``--max-tokens`` and what it writes validates against the schema.
 
-Mistral has two generations of call syntax and either can be forced
-(``mistral_form``): ``array`` writes the Nemo/v3 form
-``[TOOL_CALLS][{"name": ..., "arguments": {...}, "id": ...}, ...]``, ``args``
-the v11+ form ``[TOOL_CALLS]NAME[ARGS]{...}`` with one ``[TOOL_CALLS]`` per
-call (no ``[CALL_ID]``: the engine mints the id, as servers do).
+A format with several syntaxes declares one envelope per *form* (Mistral's
+``array`` and ``args``); ``forms`` (format id -> form) picks one, the first is
+the default.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
-import re
+import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from callscope.engine.decode.errors import GrammarError, ToolChoiceError
+from callscope.engine.formats import all_specs, get_spec
+from callscope.engine.formats._kit.gbnf import CannotForce, Envelope, ParameterRule, lit
+from callscope.engine.formats._kit.parser import declared_type
+from callscope.engine.formats._kit.spec import FormatSpec
 
 OFF = "off"
 ANY = "any"
 
-#: Formats a call can be forced in.
-FORCEABLE_FORMATS = (
-    "hermes",
-    "qwen3_coder",
-    "llama3_json",
-    "mistral",
-    "emulated",
-    "generic",
-    "deepseek_v31",
-    "gpt_oss",
-)
-#: Formats whose wire syntax has free content before the calls.
-_CONTENT_FORMATS = ("hermes", "qwen3_coder", "mistral", "emulated", "deepseek_v31")
-#: Formats that carry exactly one call per turn.
-_SINGLE_CALL_FORMATS = ("gpt_oss",)
-
-#: Mistral's array form ``[TOOL_CALLS][{...}, ...]`` (Nemo, v3 tokenizer).
-MISTRAL_ARRAY = "array"
-#: Mistral's named form ``[TOOL_CALLS]NAME[ARGS]{...}``, one marker per call (v11+ tokenizer).
-MISTRAL_ARGS = "args"
-MISTRAL_FORMS = (MISTRAL_ARRAY, MISTRAL_ARGS)
-#: A tool name the named form can carry (what the mistral parser reads as ``NAME``).
-_MISTRAL_NAME = re.compile(r"[A-Za-z0-9_.:\-]+")
-
 # A JSON string character without raw control characters (JSON forbids them; the stock rule allows them).
 _JSON_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
+# A character of a raw-text value (XML-parameter formats): no ``<`` (it could start the closer), no control.
+_RAW_CHAR = r"[^<\x00-\x1F]"
+# The first character of raw text that must not read as JSON (a value of undeclared type is JSON if it parses).
+_RAW_PROSE_START = r'[^<\x00-\x20"\[{0-9tfn-]'
+_RAW_UUID = ' "-" '.join(f"[0-9a-fA-F]{{{n}}}" for n in (8, 4, 4, 4, 12))
+_RAW_SCALARS = {
+    "integer": '"-"? [0-9]{1,6}',
+    "number": '"-"? [0-9]{1,6} ("." [0-9]{1,4})?',
+    "boolean": '("true" | "false")',
+}
+#: Schema errors the converter raises (it asserts on what it does not support).
+_CONVERTER_ERRORS = (AssertionError, KeyError, ValueError, TypeError, NotImplementedError, IndexError, AttributeError)
+
+
+def forceable_formats() -> tuple[str, ...]:
+    """The formats a call can be forced in: those whose spec declares a grammar envelope."""
+    return tuple(spec.id for spec in all_specs() if spec.envelopes)
+
+
+def form_choices() -> dict[str, tuple[str, ...]]:
+    """Format id -> the forced-call syntaxes it offers (default first), for formats with several."""
+    return {spec.id: spec.forms for spec in all_specs() if spec.forms}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +78,10 @@ class ForcedGrammar:
     min_calls: int
     max_calls: int
     content_chars: int
-    #: Which Mistral syntax was forced (:data:`MISTRAL_FORMS`); None for other formats.
-    mistral_form: str | None = None
+    #: Which of the format's syntaxes was forced, for a format with several (its envelope's ``form``); else None.
+    form: str | None = None
+    #: How that syntax is described ("[TOOL_CALLS]NAME[ARGS] form"); "" for none.
+    form_label: str = ""
 
     def describe(self) -> str:
         which = self.tool_names[0] if len(self.tool_names) == 1 else "any of " + ", ".join(self.tool_names)
@@ -82,10 +92,8 @@ class ForcedGrammar:
         else:
             calls = f"{self.min_calls}-{self.max_calls} calls"
         syntax = f"{self.format_id} syntax"
-        if self.mistral_form == MISTRAL_ARGS:
-            syntax += " ([TOOL_CALLS]NAME[ARGS] form)"
-        elif self.mistral_form == MISTRAL_ARRAY:
-            syntax += " ([TOOL_CALLS][...] array form)"
+        if self.form_label:
+            syntax += f" ({self.form_label})"
         return f"{calls} to {which} in {syntax}"
 
 
@@ -115,36 +123,52 @@ def build_tool_grammar(
     content_chars: int = 0,
     max_string: int = 24,
     min_calls: int = 1,
-    mistral_form: str = MISTRAL_ARRAY,
+    forms: Mapping[str, str] | None = None,
 ) -> ForcedGrammar | None:
     """The GBNF forcing calls to the tools ``force`` allows, in ``format_id``; None for ``--force-tool off``.
 
-    ``mistral_form`` picks Mistral's syntax (:data:`MISTRAL_FORMS`); other formats ignore it.
+    ``forms`` picks a syntax per format (format id -> form name, :func:`form_choices`);
+    formats it does not mention get their default.
     """
-    if mistral_form not in MISTRAL_FORMS:
-        raise GrammarError(f"unknown Mistral call form {mistral_form!r}; known forms: {', '.join(MISTRAL_FORMS)}")
     allowed = forced_tools(force, tools)
     if allowed is None:
         return None
-    if format_id not in FORCEABLE_FORMATS:
-        raise GrammarError(
-            f"cannot force a tool call in format {format_id!r}; forceable: {', '.join(FORCEABLE_FORMATS)}"
-        )
+    spec = _forceable_spec(format_id)
+    envelope = _envelope(spec, (forms or {}).get(format_id))
     if not 1 <= min_calls <= max_calls:
         raise GrammarError(f"need 1 <= min_calls <= max_calls, got {min_calls} and {max_calls}")
-    if format_id in _SINGLE_CALL_FORMATS:
+    if envelope.single_call:
         min_calls = max_calls = 1
-    if format_id not in _CONTENT_FORMATS:
+    if not envelope.content:
         content_chars = 0
-    form = mistral_form if format_id == "mistral" else None
-    builder = _Builder(max_string, form)
-    call_rules = [builder.call_rule(format_id, i, tool) for i, tool in enumerate(allowed)]
-    builder.rules["call"] = " | ".join(call_rules)
-    builder.rules["root"] = _root(format_id, min_calls, max_calls, content_chars, form)
+    rules = _Rules(max_string)
+    call_rules = [rules.call(i, tool, envelope) for i, tool in enumerate(allowed)]
+    rules.add("call", " | ".join(call_rules))
+    rules.add("root", ("content? " if content_chars > 0 else "") + envelope.layout.expression(min_calls, max_calls))
     if content_chars > 0:
-        builder.rules["content"] = f'[A-Z] [a-z ,.\']{{0,{max(0, content_chars - 1)}}} "\\n"'
+        rules.add("content", f'[A-Z] [a-z ,.\']{{0,{max(0, content_chars - 1)}}} "\\n"')
     names = tuple(str(_fn(t)["name"]) for t in allowed)
-    return ForcedGrammar(builder.text(), format_id, names, min_calls, max_calls, content_chars, form)
+    form = envelope.form if spec.forms else None
+    return ForcedGrammar(rules.text(), format_id, names, min_calls, max_calls, content_chars, form, envelope.label)
+
+
+def _forceable_spec(format_id: str) -> FormatSpec:
+    try:
+        spec = get_spec(format_id)
+    except ValueError:
+        spec = None
+    if spec is None or not spec.envelopes:
+        raise GrammarError(
+            f"cannot force a tool call in format {format_id!r}; forceable: {', '.join(forceable_formats())}"
+        )
+    return spec
+
+
+def _envelope(spec: FormatSpec, form: str | None) -> Envelope:
+    try:
+        return spec.envelope(form)
+    except ValueError as exc:
+        raise GrammarError(str(exc)) from None
 
 
 def _fn(tool: dict[str, Any]) -> dict[str, Any]:
@@ -152,176 +176,351 @@ def _fn(tool: dict[str, Any]) -> dict[str, Any]:
     return fn if isinstance(fn, dict) else {}
 
 
-def lit(text: str) -> str:
-    """A GBNF string literal."""
-    out = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20:
-            out.append(f"\\x{ord(ch):02X}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+def _make_converter(raw_pattern: bool = False) -> Any:
+    """llama-cpp-python's ``SchemaConverter``, with ``$ref`` rules named per tool.
+
+    The stock converter names the rule of ``#/$defs/Address`` just ``Address``,
+    so two tools with different ``Address`` models would share one rule; refs
+    are resolved with the tool's own base (``t0``), and the rule is ``t0-Address``.
+    """
+    from llama_cpp.llama_grammar import INVALID_RULE_CHARS_RE, SchemaConverter
+
+    class Converter(SchemaConverter):
+        def _resolve_ref(self, ref: str) -> str:
+            base, _, fragment = ref.partition("#")
+            name = INVALID_RULE_CHARS_RE.sub("-", f"{base}-{fragment.rsplit('/', 1)[-1]}")
+            if name not in self._rules and ref not in self._refs_being_resolved:
+                self._refs_being_resolved.add(ref)
+                name = self.visit(self._refs[ref], name)
+                self._refs_being_resolved.remove(ref)
+            return name
+
+    return Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=raw_pattern)
 
 
-def _root(format_id: str, min_calls: int, max_calls: int, content_chars: int, mistral_form: str | None) -> str:
-    content = "content? " if content_chars > 0 else ""
-    more = f"{{{min_calls - 1},{max_calls - 1}}}"
-    if format_id == "mistral" and mistral_form == MISTRAL_ARGS:
-        calls = f"call{{{min_calls},{max_calls}}}"  # each call carries its own [TOOL_CALLS]
-    elif format_id == "mistral":
-        calls = f'"[TOOL_CALLS][" call ("," space call){more} "]"'
-    elif format_id == "generic":
-        calls = f'"{{\\"tool_calls\\": [" call ("," space call){more} "]}}"'
-    elif format_id == "deepseek_v31":
-        calls = f'"<｜tool▁calls▁begin｜>" call (call){more} "<｜tool▁calls▁end｜>"'
-    elif format_id == "llama3_json":
-        calls = f'call (";" space call){more}'
-    elif format_id == "gpt_oss":
-        calls = "call"
-    else:  # hermes, qwen3_coder, emulated: one block per call, newline-separated
-        calls = f'call ("\\n" call){more}'
-    return content + calls
+class _Rules:
+    """Accumulates GBNF: the schema converter's rules plus the envelope's (calls, root, content)."""
 
-
-class _Builder:
-    """Accumulates GBNF rules: JSON-schema rules from llama-cpp-python plus the format's envelope."""
-
-    def __init__(self, max_string: int, mistral_form: str | None = None) -> None:
-        from llama_cpp.llama_grammar import SchemaConverter
-
+    def __init__(self, max_string: int) -> None:
         self.max_string = max_string
-        self.mistral_form = mistral_form
-        self.converter = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+        self.converter = _make_converter()
+        self._raw = _make_converter(raw_pattern=True)  # bare (unquoted) pattern rules for raw-text values
+        self._raw._rules = self.converter._rules  # one rule set, one ref table
+        self._raw._refs = self.converter._refs
         self.rules: dict[str, str] = {}
 
+    def add(self, name: str, rule: str) -> None:
+        self.rules[name] = rule
+
     def text(self) -> str:
-        rules = dict(self.converter._rules)
+        rules = {name: _bounded_open_object(name, rule) for name, rule in self.converter._rules.items()}
         if "char" in rules:
             rules["char"] = _JSON_CHAR
+        if "string" in rules:  # the free string (object keys, unknown formats): bounded like the others
+            rules["string"] = f'"\\"" char{{0,{self.max_string}}} "\\"" space'
         rules.setdefault("space", '" "?')
         rules.update(self.rules)
         return "\n".join(f"{name} ::= {rule}" for name, rule in rules.items())
 
-    def json_args(self, index: int, tool: dict[str, Any]) -> str:
-        schema = _fn(tool).get("parameters") or {"type": "object", "properties": {}}
-        try:
-            rule = self.converter.visit(tighten(schema, self.max_string), f"t{index}-args")
-            # no optional space after the arguments object: raw-body formats would keep it in the arguments
-            body = self.converter._rules.get(rule, "")
-            if body.endswith(' "}" space'):
-                self.converter._rules[rule] = body[: -len(" space")]
-            return rule
-        except (AssertionError, KeyError, ValueError, TypeError, NotImplementedError) as exc:
-            raise GrammarError(
-                f"tool {_fn(tool).get('name')!r}: cannot turn its parameters into a grammar ({exc})"
-            ) from None
-
-    def call_rule(self, format_id: str, index: int, tool: dict[str, Any]) -> str:
+    def call(self, index: int, tool: dict[str, Any], envelope: Envelope) -> str:
+        """Add the rule of one call to ``tool`` in the envelope's syntax; return its name."""
         name = str(_fn(tool)["name"])
         rule = f"t{index}-call"
-        if format_id == "qwen3_coder":
-            self.rules[rule] = self._xml_call(index, name, tool)
-            return rule
-        args = self.json_args(index, tool)
-        envelope = {
-            "hermes": (f'<tool_call>\n{{"name": {json.dumps(name)}, "arguments": ', "}\n</tool_call>"),
-            "emulated": (f'TOOL_CALL {{"name": {json.dumps(name)}, "arguments": ', "}"),
-            "llama3_json": (f'{{"name": {json.dumps(name)}, "parameters": ', "}"),
-            "generic": (f'{{"name": {json.dumps(name)}, "arguments": ', "}"),
-            "deepseek_v31": (f"<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>", "<｜tool▁call▁end｜>"),
-            "gpt_oss": (f"<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>", "<|call|>"),
-        }
-        if format_id == "mistral" and self.mistral_form == MISTRAL_ARGS:
-            if not _MISTRAL_NAME.fullmatch(name):
-                raise GrammarError(
-                    f"tool {name!r}: the [TOOL_CALLS]NAME[ARGS] form needs a name of letters, digits and _.:- "
-                    "(use --mistral-form array)"
-                )
-            self.rules[rule] = f"{lit('[TOOL_CALLS]' + name + '[ARGS]')} {args}"
-            return rule
-        if format_id == "mistral":
-            # Mistral Nemo calls carry a 9-character alphanumeric id the model writes itself.
-            head = lit(f'{{"name": {json.dumps(name)}, "arguments": ')
-            id_open, id_close = lit(', "id": "'), lit('"}')
-            self.rules[rule] = f"{head} {args} {id_open} [a-zA-Z0-9]{{9}} {id_close}"
-            return rule
-        head, tail = envelope[format_id]
-        self.rules[rule] = f"{lit(head)} {args} {lit(tail)}"
+        try:
+            self.rules[rule] = envelope.call(name, _ToolArguments(self, index, tool))
+        except CannotForce as exc:
+            raise GrammarError(f"tool {name!r}: {exc}") from None
         return rule
 
-    def _xml_call(self, index: int, name: str, tool: dict[str, Any]) -> str:
-        """Qwen3-Coder: ``<function=NAME>`` then one ``<parameter=KEY>`` block per argument, raw values."""
-        params = _fn(tool).get("parameters") or {}
-        props = params.get("properties") or {}
-        required = [k for k in params.get("required", []) if k in props]
-        optional = [k for k in props if k not in required]
-        parts = []
-        for key in required + optional:
-            value = self._xml_value(index, key, props[key])
-            block = f"{lit(f'<parameter={key}>' + chr(10))} {value} {lit(chr(10) + '</parameter>' + chr(10))}"
-            parts.append(block if key in required else f"({block})?")
-        body = " ".join(parts) if parts else ""
-        return f"{lit(f'<tool_call>{chr(10)}<function={name}>{chr(10)}')} {body} {lit('</function>' + chr(10) + '</tool_call>')}"
+    # ------------------------------------------------------------ schema side
 
-    def _xml_value(self, index: int, key: str, spec: dict[str, Any]) -> str:
-        kind = spec.get("type")
-        if isinstance(kind, list):
-            kinds = [k for k in kind if k != "null"]
-            kind = kinds[0] if len(kinds) == 1 else None
-        values = spec.get("enum") if "enum" in spec else ([spec["const"]] if "const" in spec else None)
+    def visit(self, schema: Any, name: str) -> str:
+        return self.converter.visit(schema, name)
+
+    def deref(self, schema: Any) -> Any:
+        """``schema`` with ``$ref`` chains followed (refs are resolved to absolute ones by then)."""
+        for _ in range(32):  # a ref cycle without structure in between: give up, the converter reports it
+            if not isinstance(schema, dict) or "$ref" not in schema:
+                break
+            schema = self.converter._refs[schema["$ref"]]
+        return schema
+
+    def raw_value(self, name: str, spec: Any, declared: Any) -> str:
+        """The GBNF of a parameter value written as raw text, as XML-parameter formats write it.
+
+        ``declared`` is the parameter's schema as the request has it: the parser
+        reads a value by its declared type (a string is its bare text, another
+        declared type its JSON, an undeclared one JSON if it parses and a string
+        otherwise), so the text must be what reads back as valid.
+        """
+        kind = declared_type(declared)
+        target = self.deref(spec)
+        values = _literal_values(target)
         if values is not None:
             return "(" + " | ".join(lit(v if isinstance(v, str) else json.dumps(v)) for v in values) + ")"
-        if kind == "integer":
-            return '"-"? [0-9]{1,6}'
-        if kind == "number":
-            return '"-"? [0-9]{1,6} ("." [0-9]{1,4})?'
-        if kind == "boolean":
-            return '("true" | "false")'
-        if kind in ("object", "array"):
-            return self.converter.visit(tighten(spec, self.max_string), f"t{index}-{key}")
-        # strings and untyped values: raw text that cannot start a closing tag
-        return f"[^<\\x00-\\x1F] [^<\\x00-\\x1F]{{0,{self.max_string - 1}}}"
+        if kind in _RAW_SCALARS:
+            return _RAW_SCALARS[kind]
+        if kind == "string":
+            return self.raw_string(_string_branch(self, target), name)
+        if kind is None and _free_form(target):
+            return self.raw_string({}, name)
+        if kind is None:
+            return self.undeclared_value(spec, name)
+        return self.visit(spec, name)  # object, array, null: the parser takes their JSON as written
+
+    def undeclared_value(self, spec: Any, name: str) -> str:
+        """A value whose type the parser cannot tell (``anyOf``, ``$ref``, several types): JSON, or prose for strings."""
+        branches = [self.deref(b) for b in _branches(self.deref(spec))]
+        if not any(_is_string(b) for b in branches):
+            return self.visit(spec, name)  # through its $ref, so a shared model stays one rule
+        alternatives = [
+            self.raw_string(b, f"{name}-{i}", prose=True) if _is_string(b) else self.visit(b, f"{name}-{i}")
+            for i, b in enumerate(branches)
+        ]
+        return "(" + " | ".join(alternatives) + ")"
+
+    def raw_string(self, schema: dict[str, Any], name: str, prose: bool = False) -> str:
+        """Bare text for a string schema: its pattern or format, else 1..``max_string`` characters.
+
+        ``prose``: the text must not read as JSON (a number, ``true``, an object),
+        for a value the parser turns into JSON when it parses.
+        """
+        if "pattern" in schema:
+            return self._raw.visit({"pattern": schema["pattern"]}, f"{name}-raw")
+        if str(schema.get("format", "")).startswith("uuid"):
+            return _RAW_UUID
+        low = max(1 if prose else 0, int(schema.get("minLength", 1)))
+        high = max(low, int(schema.get("maxLength", self.max_string)))
+        first = _RAW_PROSE_START if prose else _RAW_CHAR
+        if low == 0:
+            return f"({first} {_RAW_CHAR}{{0,{high - 1}}})?" if high > 0 else '""'
+        return f"{first} {_RAW_CHAR}{{{low - 1},{high - 1}}}"
+
+
+class _ToolArguments:
+    """One tool's argument rules, built on request (:class:`~engine.formats._kit.gbnf.ArgumentRules`)."""
+
+    def __init__(self, rules: _Rules, index: int, tool: dict[str, Any]) -> None:
+        self._rules = rules
+        self._index = index
+        self._tool = tool
+        self._declared = _fn(tool).get("parameters") or {"type": "object", "properties": {}}
+        self._schema: Any = None
+        self._json: str | None = None
+
+    def json(self) -> str:
+        if self._json is None:
+            name = f"t{self._index}-args"
+            with self._schema_errors():
+                rule = self._rules.visit(self._prepared(), name)
+            # no optional space after the arguments object: raw-body formats would keep it in the arguments
+            body = self._rules.converter._rules.get(rule, "")
+            if body.endswith(' "}" space'):
+                self._rules.converter._rules[rule] = body[: -len(" space")]
+            self._json = rule
+        return self._json
+
+    def parameters(self) -> list[ParameterRule]:
+        with self._schema_errors():
+            schema = self._rules.deref(self._prepared())
+            schema = schema if isinstance(schema, dict) else {}
+            props = schema.get("properties") or {}
+            declared = self._declared.get("properties") if isinstance(self._declared, dict) else None
+            declared = declared if isinstance(declared, dict) else {}
+            required = [k for k in schema.get("required", []) if k in props]
+            optional = [k for k in props if k not in required]
+            return [
+                ParameterRule(
+                    key, self._rules.raw_value(f"t{self._index}-{key}", props[key], declared.get(key)), key in required
+                )
+                for key in required + optional
+            ]
+
+    def _prepared(self) -> Any:
+        """The parameters schema tightened for the run, its ``$ref``s resolved (once)."""
+        if self._schema is None:
+            with self._schema_errors():
+                schema = tighten(self._declared, self._rules.max_string)
+                if isinstance(schema, dict):
+                    schema = self._rules.converter.resolve_refs(schema, f"t{self._index}")
+                self._schema = schema
+        return self._schema
+
+    @contextlib.contextmanager
+    def _schema_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except _CONVERTER_ERRORS as exc:
+            raise GrammarError(
+                f"tool {_fn(self._tool).get('name')!r}: cannot turn its parameters into a grammar ({exc})"
+            ) from None
+
+
+#: Most members of an open-ended object or array (``additionalProperties``, free-form JSON): a forced run needs an end.
+_OPEN_MEMBERS = 3
+
+
+def _bounded_open_object(name: str, rule: str) -> str:
+    """The converter's unbounded repetitions (``kv ( "," space kv )*``) for open-ended objects, bounded.
+
+    The converter ignores ``maxProperties``; unbounded, a small model writes
+    member after member until ``--max-tokens``. That is the ``additionalProperties``
+    members and the free-form ``object``/``array`` primitives (a ``{}`` schema).
+    """
+    if name.endswith("additional-kvs") or name in ("object", "array"):
+        return rule.replace(")*", f"){{0,{_OPEN_MEMBERS - 1}}}")
+    return rule
+
+
+# ---------------------------------------------------------------- schema shapes
+
+
+def _literal_values(schema: Any) -> list[Any] | None:
+    if not isinstance(schema, dict):
+        return None
+    if "enum" in schema and isinstance(schema["enum"], list):
+        return schema["enum"]
+    if "const" in schema:
+        return [schema["const"]]
+    return None
+
+
+def _branches(schema: dict[str, Any]) -> list[Any]:
+    """The alternatives of a union schema (``anyOf``/``oneOf``), else the schema itself."""
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return schema[key]
+    return [schema]
+
+
+def _is_string(schema: Any) -> bool:
+    return isinstance(schema, dict) and schema.get("type") == "string" and _literal_values(schema) is None
+
+
+def _string_branch(rules: _Rules, schema: dict[str, Any]) -> dict[str, Any]:
+    """The string alternative of a nullable string (``["string", "null"]`` becomes an ``anyOf``)."""
+    for branch in _branches(schema):
+        branch = rules.deref(branch)
+        if _is_string(branch):
+            return branch
+    return schema
+
+
+_STRUCTURE = ("type", "anyOf", "oneOf", "allOf", "$ref", "properties", "items", "prefixItems", "enum", "const")
+
+
+def _free_form(schema: Any) -> bool:
+    """A schema that says nothing about its value (``{}`` or just a description): any text will do."""
+    return isinstance(schema, dict) and not any(k in schema for k in _STRUCTURE)
+
+
+# ---------------------------------------------------------------- tightening
+
+#: String formats as patterns every match of which is valid: the converter has no rule for some
+#: (email, uri, hostname, ipv4) and its date rule allows February 31st. (``[.]``, not ``\.``: the
+#: converter copies ``\.`` into the grammar, where it is no escape.)
+_DATE = r"(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])"
+_TIME = r"([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z"
+_NAME = r"[a-z][a-z0-9]{0,9}"
+_FORMAT_PATTERNS = {
+    "date": f"^{_DATE}$",
+    "time": f"^{_TIME}$",
+    "date-time": f"^{_DATE}T{_TIME}$",
+    "email": rf"^{_NAME}([.]{_NAME})?@{_NAME}[.](com|org|net|io)$",
+    "hostname": rf"^{_NAME}[.](com|org|net|io)$",
+    "uri": rf"^https://{_NAME}[.](com|org|net|io)(/{_NAME}){{0,2}}$",
+    "url": rf"^https://{_NAME}[.](com|org|net|io)(/{_NAME}){{0,2}}$",
+    "ipv4": r"^(1[0-9]{2}|[1-9]?[0-9])([.](1[0-9]{2}|[1-9]?[0-9])){3}$",
+}
+#: Most values of a bounded integer range written out as an enum (the converter ignores minimum/maximum).
+_ENUM_RANGE = 100
 
 
 def tighten(schema: Any, max_string: int) -> Any:
-    """A copy of ``schema`` bounded for a forced run (strings, arrays, free-form objects)."""
-    schema = copy.deepcopy(schema)
+    """A copy of ``schema`` bounded for a forced run (strings, arrays, integers, free-form objects).
 
-    def walk(node: Any) -> Any:
-        if not isinstance(node, dict):
-            return node
-        for key in ("properties", "$defs", "definitions"):
-            if isinstance(node.get(key), dict):
-                node[key] = {k: walk(v) for k, v in node[key].items()}
-        for key in ("items", "additionalProperties"):
-            if isinstance(node.get(key), dict):
-                node[key] = walk(node[key])
-        for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
-            if isinstance(node.get(key), list):
-                node[key] = [walk(v) for v in node[key]]
-        kind = node.get("type")
-        free = not any(k in node for k in ("enum", "const", "pattern", "format", "maxLength"))
-        if kind == "string" and free:
-            node["maxLength"] = max_string
-            node.setdefault("minLength", 1)
-        if kind == "array" and "maxItems" not in node:
-            node["maxItems"] = 3
-        if kind == "object" and "properties" not in node and "additionalProperties" not in node:
-            node["properties"] = {}
-            node["additionalProperties"] = False
+    Every bound keeps the schema's own: ``maxLength`` and ``maxItems`` never fall
+    below ``minLength`` and ``minItems``, and a value the tightened schema allows
+    is one the original allows.
+    """
+    return _tighten(copy.deepcopy(schema), max_string)
+
+
+def _tighten(node: Any, max_string: int) -> Any:
+    if not isinstance(node, dict):
         return node
+    kind = node.get("type")
+    if isinstance(kind, list) and len(kind) > 1 and "enum" not in node and "const" not in node:
+        # the converter turns a type list into bare types, dropping every bound: one branch per type keeps them
+        rest = {k: v for k, v in node.items() if k != "type"}
+        return {"anyOf": [_tighten({**copy.deepcopy(rest), "type": t}, max_string) for t in kind]}
+    for key in ("properties", "$defs", "definitions"):
+        if isinstance(node.get(key), dict):
+            node[key] = {k: _tighten(v, max_string) for k, v in node[key].items()}
+    for key in ("items", "additionalProperties"):
+        if isinstance(node.get(key), dict):
+            node[key] = _tighten(node[key], max_string)
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems", "items"):
+        if isinstance(node.get(key), list):
+            node[key] = [_tighten(v, max_string) for v in node[key]]
+    if kind == "string":
+        _tighten_string(node, max_string)
+    elif kind == "array":
+        low = node.get("minItems", 0) if isinstance(node.get("minItems"), int) else 0
+        high = node.get("maxItems") if isinstance(node.get("maxItems"), int) else 3
+        node["maxItems"] = max(low, min(high, 3))
+    elif kind == "integer":
+        _integer_range_as_enum(node)
+    elif kind == "object" and "properties" not in node and "additionalProperties" not in node:
+        node["properties"] = {}
+        node["additionalProperties"] = False
+    return node
 
-    return walk(schema)
+
+def _tighten_string(node: dict[str, Any], max_string: int) -> None:
+    if "enum" in node or "const" in node:
+        return
+    pattern = node.get("pattern")
+    if isinstance(pattern, str):
+        # JSON Schema patterns match anywhere; the converter wants them anchored (anchoring only narrows them)
+        node["pattern"] = ("" if pattern.startswith("^") else "^") + pattern + ("" if pattern.endswith("$") else "$")
+        return
+    if node.get("format") in _FORMAT_PATTERNS:
+        node["pattern"] = _FORMAT_PATTERNS[node["format"]]
+        return
+    if "format" in node:
+        return  # uuid and the like: the converter's own rule is exact
+    if "maxLength" not in node:
+        node.setdefault("minLength", 1)
+    low = node.get("minLength", 0) if isinstance(node.get("minLength"), int) else 0
+    high = node.get("maxLength") if isinstance(node.get("maxLength"), int) else max_string
+    node["maxLength"] = max(low, min(high, max_string))
+
+
+def _integer_range_as_enum(node: dict[str, Any]) -> None:
+    if "enum" in node or "const" in node:
+        return
+    low, high = _bound(node, "minimum", "exclusiveMinimum", 1), _bound(node, "maximum", "exclusiveMaximum", -1)
+    if low is not None and high is not None and 0 <= high - low < _ENUM_RANGE:
+        step = node.get("multipleOf")
+        values = range(low, high + 1)
+        node["enum"] = [v for v in values if not isinstance(step, int) or step <= 0 or v % step == 0]
+
+
+def _bound(node: dict[str, Any], inclusive: str, exclusive: str, direction: int) -> int | None:
+    """An integer bound of ``node`` (``direction`` 1 for a lower bound, -1 for an upper one), or None."""
+    found: list[int] = []
+    draft4_exclusive = node.get(exclusive) is True  # draft 4: ``"exclusiveMinimum": true`` beside ``minimum``
+    for key in (inclusive, exclusive):
+        value = node.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            rounded = math.ceil(value) if direction > 0 else math.floor(value)
+            if (key == exclusive or draft4_exclusive) and rounded == value:
+                rounded += direction
+            found.append(int(rounded))
+    if not found:
+        return None
+    return max(found) if direction > 0 else min(found)
 
 
 def compile_grammar(gbnf: str, llama: Any) -> Any:

@@ -23,11 +23,10 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from callscope.engine.core.causes import CANCELLED, ERROR, LENGTH, STOP
 from callscope.engine.decode.errors import PromptTooLong
 from callscope.engine.decode.model import LoadedModel
 from callscope.engine.decode.progress import NO_PROGRESS, DecodeProgress
-
-FINISH_STOP, FINISH_LENGTH, FINISH_CANCELLED, FINISH_ERROR = "stop", "length", "cancelled", "error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +205,7 @@ class Generation:
         clock = time.monotonic
         detok = _PrefixDetokenizer(llama, self.max_tokens)
         if self.stop.is_set():
-            stats.cause, stats.end_ms = FINISH_CANCELLED, (clock() - start) * 1000.0
+            stats.cause, stats.end_ms = CANCELLED, (clock() - start) * 1000.0
             return
         llama.reset()  # full prefill every run: honest time to first token, reproducible sampling
         llama.set_seed(self.sampler.seed)
@@ -214,16 +213,16 @@ class Generation:
         progress.evaluating_prompt(len(self.prompt_tokens))  # generate() evaluates it all before its first token
         on_token = progress.token
         tokens = llama.generate(self.prompt_tokens, grammar=self.grammar, **self.sampler.generate_kwargs())
-        cause = FINISH_LENGTH
+        cause = LENGTH
         try:
             while True:
                 try:
                     token = next(tokens)
                 except StopIteration:
-                    cause = FINISH_STOP
+                    cause = STOP
                     break
                 if is_eog(vocab, token):
-                    cause = FINISH_STOP
+                    cause = STOP
                     break
                 data = detok.push(token)
                 ms = round((clock() - start) * 1000.0, 3)
@@ -235,13 +234,13 @@ class Generation:
                 on_token(stats.tokens, ms)
                 yield TokenStep(stats.tokens, token, data, ms)
                 if stats.tokens >= self.max_tokens:
-                    cause = FINISH_LENGTH
+                    cause = LENGTH
                     break
                 if self.stop.is_set():
-                    cause = FINISH_CANCELLED
+                    cause = CANCELLED
                     break
         except (RuntimeError, ValueError, OSError, MemoryError, IndexError) as exc:
-            cause = FINISH_ERROR
+            cause = ERROR
             stats.error = f"{type(exc).__name__}: {exc}"
         finally:
             tokens.close()

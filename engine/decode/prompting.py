@@ -18,6 +18,7 @@ from callscope.engine.decode.templates import (
     TemplateCaps,
     builtin_template,
     detect_format,
+    format_without_tools,
     prepare_messages,
     probe_caps,
 )
@@ -66,10 +67,11 @@ def choose_template(
         caps = probe_caps(template)
         det = detect_format(template.source, caps) if format_id == AUTO else _chosen(format_id)
         if format_id == AUTO and not caps.supports_tools:
+            fallback = format_without_tools()
             det = FormatDetection(
-                "emulated",
-                "this template does not render tools, so the model never sees them; emulated assumed "
-                "(without --template, callscope's built-in emulated template teaches them in the prompt)",
+                fallback,
+                f"this template does not render tools, so the model never sees them; {fallback} assumed "
+                f"(without --template, callscope's built-in {fallback} template teaches them in the prompt)",
             )
         return template, "given with --template", det, caps
     if model is not None and model.chat_template is not None:
@@ -89,12 +91,11 @@ def choose_template(
                 f"the model's template speaks {det.format_id}; built-in {format_id} template for --format {format_id}"
             )
             return chosen, reason, _chosen(format_id), probe_caps(chosen)
-        fmt = "emulated" if format_id == AUTO else format_id
+        fmt = format_without_tools() if format_id == AUTO else format_id
         chosen = builtin_template(fmt)
         det = (
             FormatDetection(
-                "emulated",
-                "the model's template has no tool support, so tools are taught in the prompt (callscope: emulated TOOL_CALL)",
+                fmt, f"the model's template has no tool support, so tools are taught in the prompt (callscope: {fmt})"
             )
             if format_id == AUTO
             else _chosen(format_id)
@@ -105,12 +106,10 @@ def choose_template(
             det,
             probe_caps(chosen),
         )
-    fmt = "emulated" if format_id == AUTO else format_id
+    fmt = format_without_tools() if format_id == AUTO else format_id
     chosen = builtin_template(fmt)
     det = (
-        FormatDetection(
-            "emulated", "no chat template given: tools are taught in the prompt (callscope: emulated TOOL_CALL)"
-        )
+        FormatDetection(fmt, f"no chat template given: tools are taught in the prompt (callscope: {fmt})")
         if format_id == AUTO
         else _chosen(format_id)
     )

@@ -25,7 +25,7 @@ from typing import Any
 from callscope.engine.analysis.analyzer import Analysis, Analyzer, SourceInfo
 from callscope.engine.core.wire import StreamIdentity
 from callscope.engine.decode.errors import DecodeError
-from callscope.engine.decode.grammar import ANY, MISTRAL_ARRAY, ForcedGrammar, build_tool_grammar, compile_grammar
+from callscope.engine.decode.grammar import ANY, ForcedGrammar, build_tool_grammar, compile_grammar
 from callscope.engine.decode.loop import Generation, GenerationStats, SamplerSettings, TokenStep, tokenize_prompt
 from callscope.engine.decode.model import LoadedModel, file_sha256
 from callscope.engine.decode.progress import NO_PROGRESS, DecodeProgress
@@ -51,8 +51,9 @@ class RunSettings:
     max_calls: int = 2
     min_calls: int = 1
     content_chars: int = 40
-    #: Mistral's forced syntax: ``array`` ([TOOL_CALLS][{...}]) or ``args`` ([TOOL_CALLS]NAME[ARGS]{...}).
-    mistral_form: str = MISTRAL_ARRAY
+    #: The forced syntax per format that has several (format id -> form, ``grammar.form_choices()``),
+    #: e.g. Mistral's ``array`` ([TOOL_CALLS][{...}]) or ``args`` ([TOOL_CALLS]NAME[ARGS]{...}); default: the first.
+    forms: dict[str, str] = field(default_factory=dict)
     policy: str = "incremental"
     max_tokens: int = 256
     sampler: SamplerSettings = field(default_factory=SamplerSettings)
@@ -94,7 +95,7 @@ class LiveRun:
                 max_calls=settings.max_calls,
                 content_chars=settings.content_chars,
                 min_calls=settings.min_calls,
-                mistral_form=settings.mistral_form,
+                forms=settings.forms,
             )
         )
         gbnf = settings.grammar if settings.grammar is not None else (self.grammar.gbnf if self.grammar else None)

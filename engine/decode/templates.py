@@ -19,6 +19,7 @@ import functools
 import json
 import re
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -33,11 +34,12 @@ from callscope.engine.core.files import read_document
 from callscope.engine.core.json_text import DOCUMENT_DEPTH, dumps, loads
 from callscope.engine.core.shipped import resource
 from callscope.engine.decode.errors import TemplateError
+from callscope.engine.formats import FormatSpec, TemplateSign, all_specs, get_spec, live_view
 
 BUILTIN_DIR = resource("templates")
 
-#: Formats callscope ships a built-in (ChatML-framed) template for.
-BUILTIN_FORMATS = ("hermes", "qwen3_coder", "llama3_json", "mistral", "emulated", "generic", "deepseek_v31", "gpt_oss")
+#: Formats callscope ships a built-in (ChatML-framed) template for: those whose spec names one.
+BUILTIN_FORMATS: Sequence[str] = live_view(lambda: tuple(spec.id for spec in all_specs() if spec.template is not None))
 
 _DECLARED = re.compile(r"callscope-format:\s*([a-z0-9_]+)")
 
@@ -201,10 +203,19 @@ def _unwrap_json_template(source: str) -> str:
 
 def builtin_template(format_id: str) -> ChatTemplate:
     """The ChatML-framed template callscope ships for ``format_id`` (works with SmolLM2's tokens)."""
-    if format_id not in BUILTIN_FORMATS:
+    spec = _spec_or_none(format_id)
+    template = spec.template if spec is not None else None
+    if template is None:
         raise TemplateError(f"built-in {format_id}", None, f"no built-in template; known: {', '.join(BUILTIN_FORMATS)}")
-    path = BUILTIN_DIR / f"{format_id}.jinja"
+    path = BUILTIN_DIR / template if isinstance(template, str) else Path(template)
     return ChatTemplate(f"built-in {format_id} ({path.name})", path.read_text(encoding="utf-8"), "built-in")
+
+
+def _spec_or_none(format_id: str) -> FormatSpec | None:
+    try:
+        return get_spec(format_id)
+    except ValueError:
+        return None
 
 
 # ============================================================ capabilities
@@ -298,40 +309,36 @@ class FormatDetection:
 
 
 def detect_format(source: str, caps: TemplateCaps | None = None) -> FormatDetection:
-    """Which wire format a template teaches, from its markers, in llama.cpp's order; with the reason."""
+    """Which wire format a template teaches, from its markers, in llama.cpp's order; with the reason.
+
+    Every format's template signs are tried by priority (:class:`~engine.formats._kit.spec.TemplateSign`);
+    the template is rendered to probe its tool support only if a sign asks.
+    """
     declared = _DECLARED.search(source)
     if declared:
         return FormatDetection(declared.group(1), f"the template declares callscope-format: {declared.group(1)}")
+    for format_id, sign in template_signs():
+        if not all(marker in source for marker in sign.markers):
+            continue
+        if sign.renders_tools is not None:
+            if caps is None:
+                caps = probe_caps(ChatTemplate("<detect>", source, "file"))
+            if caps.supports_tools != sign.renders_tools:
+                continue
+        return FormatDetection(format_id, sign.reason)
+    fallback = format_without_tools()
+    return FormatDetection(fallback, f"no format's template signs match; {fallback} assumed")
 
-    def has(*markers: str) -> bool:
-        return all(m in source for m in markers)
 
-    if has("message['prefix'] is defined and message['prefix'] and thinking"):
-        return FormatDetection("deepseek_v31", "DeepSeek V3.1 prefix/thinking block (llama.cpp: DeepSeek V3.1)")
-    if has("<｜tool▁calls▁begin｜>"):
-        return FormatDetection(
-            "deepseek_v31", "DeepSeek tool-call markers <｜tool▁calls▁begin｜> (llama.cpp: DeepSeek R1/V3 family)"
-        )
-    if has("<tool_call>", "<function=", "<parameter="):
-        return FormatDetection(
-            "qwen3_coder", "<tool_call> with <function=...> and <parameter=...> blocks (llama.cpp: Qwen3-Coder XML)"
-        )
-    if has("<tool_call>"):
-        return FormatDetection("hermes", "<tool_call> marker (llama.cpp: Hermes 2 Pro / Qwen 2.5)")
-    if has("<|channel|>"):
-        return FormatDetection("gpt_oss", "<|channel|> marker (llama.cpp: GPT-OSS harmony)")
-    if has("<|start_header_id|>ipython<|end_header_id|>"):
-        return FormatDetection(
-            "llama3_json", "<|start_header_id|>ipython<|end_header_id|> header (llama.cpp: Llama 3.x JSON tool calls)"
-        )
-    if has("[TOOL_CALLS]"):
-        return FormatDetection("mistral", "[TOOL_CALLS] marker (llama.cpp: Mistral Nemo)")
-    if caps is None:
-        caps = probe_caps(ChatTemplate("<detect>", source, "file"))
-    if caps.supports_tools:
-        return FormatDetection(
-            "generic", "the template renders tools but has no known call markers (llama.cpp: Generic JSON fallback)"
-        )
-    return FormatDetection(
-        "emulated", "the template has no tool support; tools are taught in the prompt (callscope: emulated TOOL_CALL)"
-    )
+def template_signs() -> list[tuple[str, TemplateSign]]:
+    """``(format id, sign)`` of every format, in detection order (priority, then registry order)."""
+    signs = [(spec.id, sign) for spec in all_specs() for sign in spec.signs]
+    return sorted(signs, key=lambda item: item[1].priority)
+
+
+def format_without_tools() -> str:
+    """The format for a template that does not render tools: the one whose sign says so (tools taught in the prompt)."""
+    for format_id, sign in template_signs():
+        if sign.renders_tools is False and not sign.markers:
+            return format_id
+    raise LookupError("no format declares itself for templates without tool support")

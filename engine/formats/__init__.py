@@ -1,47 +1,111 @@
-"""Wire-format parsers, one module per format, looked up by format id."""
+"""Wire formats: one module per format, each declaring one :class:`FormatSpec`.
+
+A format module ``engine/formats/<id>.py`` holds the format's incremental
+parser and ``SPEC = FormatSpec(...)``: its id and one-line description, the
+parser class, whether it reads reasoning, its markers (what never leaks into
+content; the capture checker and the text pane use them), its writer (sample
+and fixture text), its grammar envelopes for forced calls, how a chat template
+shows it (with a priority that keeps llama.cpp's detection order) and its
+built-in template. Nothing else in callscope names a format: the grammar, the
+template detection, the samples and the capture checker loop over the specs.
+Shared parser machinery lives in :mod:`engine.formats._kit`.
+
+Adding a format:
+
+1. write ``engine/formats/<id>.py`` (parser + ``SPEC``; see any format here),
+   and, if it has one, its built-in template ``resources/templates/<file>.jinja``;
+2. add ``"<id>"`` to :data:`BUILTIN` below (the order is the order of ``--help``
+   and the GUI's picker; detection order comes from the specs' priorities).
+
+A format defined outside callscope (a plug-in, a test) needs no edit here:
+``register_format(SPEC)`` makes it known to every consumer (``--format``,
+``replay-text``, ``run``'s forced calls, template detection, the capture
+checker) until ``unregister_format(id)``. ``FORMAT_IDS`` follows the
+registrations.
+"""
 
 from __future__ import annotations
 
-import importlib
-import inspect
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from callscope.engine.formats.base import FormatParser
+from callscope.engine.formats._kit.gbnf import CallsLayout, Envelope
+from callscope.engine.formats._kit.parser import FormatParser
+from callscope.engine.formats._kit.registry import FormatTable, LiveView, UnknownFormat
+from callscope.engine.formats._kit.spec import FormatSpec, Markers, TemplateSign
 
-#: format id -> module (under engine.formats) that defines its parser class ``Parser``.
-FORMAT_MODULES: dict[str, str] = {
-    "hermes": "hermes",
-    "qwen3_coder": "qwen3_coder",
-    "llama3_json": "llama3_json",
-    "mistral": "mistral",
-    "generic": "generic",
-    "emulated": "emulated",
-    "deepseek_v31": "deepseek_v31",
-    "gpt_oss": "gpt_oss",
-}
+#: The built-in formats, one line each: the module of ``engine.formats`` named by the format id.
+BUILTIN: tuple[str, ...] = (
+    "hermes",
+    "qwen3_coder",
+    "llama3_json",
+    "mistral",
+    "generic",
+    "emulated",
+    "deepseek_v31",
+    "gpt_oss",
+)
 
-FORMAT_IDS: tuple[str, ...] = tuple(FORMAT_MODULES)
+_TABLE = FormatTable(__name__, BUILTIN)
+
+#: Every known format id, built-in then registered (a live, read-only sequence).
+FORMAT_IDS: Sequence[str] = LiveView(_TABLE, _TABLE.ids)
 
 
-class UnknownFormat(ValueError):
-    """Raised for a format id that no parser implements; the message lists the known ones."""
+def get_spec(format_id: str) -> FormatSpec:
+    """The spec of ``format_id``; :class:`UnknownFormat` (a ValueError listing the known ids) if none."""
+    return _TABLE.get(format_id)
 
-    def __init__(self, format_id: str) -> None:
-        super().__init__(f"unknown format {format_id!r}; known formats: {', '.join(FORMAT_IDS)}")
-        self.format_id = format_id
+
+def all_specs() -> tuple[FormatSpec, ...]:
+    """Every format's spec, in :data:`FORMAT_IDS` order."""
+    return _TABLE.all()
+
+
+def register_format(spec: FormatSpec, *, replace: bool = False) -> FormatSpec:
+    """Make a format defined outside callscope known everywhere; returns ``spec``.
+
+    Its id must not be a built-in one (or, without ``replace``, a registered one).
+    """
+    return _TABLE.register(spec, replace=replace)
+
+
+def unregister_format(format_id: str) -> None:
+    """Forget a format added with :func:`register_format`."""
+    _TABLE.unregister(format_id)
+
+
+def registry_generation() -> int:
+    """A number that changes whenever a format is registered or removed: a cache key for derived data."""
+    return _TABLE.generation
+
+
+def leak_markers() -> tuple[str, ...]:
+    """Every format's markers that must never reach a client as content, each once."""
+    return tuple(dict.fromkeys(m for spec in all_specs() for m in spec.markers.leak))
+
+
+def live_view(compute: Callable[[], tuple[str, ...]]) -> Sequence[str]:
+    """A read-only sequence of ``compute()``, recomputed whenever a format is registered or removed.
+
+    For module-level names derived from the specs (``BUILTIN_FORMATS``), which
+    other modules import by value.
+    """
+    return LiveView(_TABLE, compute)
+
+
+def markers_view(extra: tuple[str, ...] = ()) -> Sequence[str]:
+    """:func:`leak_markers` plus ``extra``, as a sequence that stays current when formats are registered."""
+    return live_view(lambda: tuple(dict.fromkeys((*leak_markers(), *extra))))
 
 
 def parser_class(format_id: str) -> type[FormatParser]:
-    module_name = FORMAT_MODULES.get(format_id)
-    if module_name is None:
-        raise UnknownFormat(format_id)
-    module = importlib.import_module(f"callscope.engine.formats.{module_name}")
-    return module.Parser
+    return get_spec(format_id).parser
 
 
 def supports_thinking(format_id: str) -> bool:
     """Whether the format's parser can start inside a reasoning block (prompt ended with ``<think>``)."""
-    return "thinking" in inspect.signature(parser_class(format_id)).parameters
+    return get_spec(format_id).thinking
 
 
 def prompt_opens_reasoning(prompt: str) -> bool:
@@ -56,10 +120,32 @@ def make_parser(format_id: str, tools: list[dict[str, Any]] | None = None, think
     template ended the prompt with ``<think>``), so the generation starts with
     reasoning and only a ``</think>`` closes it. Ignored by formats without reasoning.
     """
-    cls = parser_class(format_id)
-    if thinking and supports_thinking(format_id):
-        return cls(tools, thinking=True)
-    return cls(tools)
+    spec = get_spec(format_id)
+    if thinking and spec.thinking:
+        return spec.parser(tools, thinking=True)  # type: ignore[call-arg]
+    return spec.parser(tools)
 
 
-__all__ = ["FORMAT_IDS", "FormatParser", "UnknownFormat", "make_parser", "parser_class", "prompt_opens_reasoning", "supports_thinking"]
+__all__ = [
+    "BUILTIN",
+    "FORMAT_IDS",
+    "CallsLayout",
+    "Envelope",
+    "FormatParser",
+    "FormatSpec",
+    "Markers",
+    "TemplateSign",
+    "UnknownFormat",
+    "all_specs",
+    "get_spec",
+    "leak_markers",
+    "live_view",
+    "make_parser",
+    "markers_view",
+    "parser_class",
+    "prompt_opens_reasoning",
+    "register_format",
+    "registry_generation",
+    "supports_thinking",
+    "unregister_format",
+]

@@ -36,8 +36,11 @@ import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from callscope.engine.formats.text_state import TEXT as _TEXT
-from callscope.engine.formats.text_state import THINK_END, ThinkTextMachine
+from callscope.engine.formats._kit.gbnf import CallsLayout, Envelope, around_arguments, lit
+from callscope.engine.formats._kit.spec import Call, FormatSpec, Markers, TemplateSign
+from callscope.engine.formats._kit.text_machine import TEXT as _TEXT
+from callscope.engine.formats._kit.text_machine import THINK_END, ThinkTextMachine
+from callscope.engine.formats._kit.writing import dumps
 
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 #: Every spelling of the block opener llama.cpp accepts (distilled models vary).
@@ -66,11 +69,6 @@ _ARGS = "args"
 
 class Parser(ThinkTextMachine):
     """Incremental DeepSeek V3.1 parser (see the module docstring for the rules)."""
-
-    format_id = "deepseek_v31"
-    description = (
-        "DeepSeek V3.1: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>..."
-    )
 
     _text_markers = CALLS_BEGIN_VARIANTS + (THINK_END,)
 
@@ -155,3 +153,49 @@ class Parser(ThinkTextMachine):
         _NAME: _on_name,
         _ARGS: _on_args,
     }
+
+
+# -------------------------------------------------------------------- spec
+
+#: DeepSeek's end-of-turn token: a server that shows it as content leaks a control token.
+END_OF_SENTENCE = "<｜end▁of▁sentence｜>"
+
+
+def write(calls: list[Call], content: str, reasoning: str) -> str:
+    """Reasoning closed by ``</think>`` (thinking mode), content, then one block of calls."""
+    head = f"{reasoning}{THINK_END}" if reasoning else ""
+    if not calls:
+        return head + content
+    body = "".join(f"{CALL_BEGIN}{name}{SEP}{dumps(args)}{CALL_END}" for name, args in calls)
+    return head + content + CALLS_BEGIN + body + CALLS_END
+
+
+SPEC = FormatSpec(
+    id="deepseek_v31",
+    description="DeepSeek V3.1: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>...",
+    parser=Parser,
+    thinking=True,
+    markers=Markers(
+        leak=(*CALLS_BEGIN_VARIANTS, CALL_BEGIN, SEP, CALL_END, CALLS_END, END_OF_SENTENCE),
+        markup=(r"</?think>",),
+    ),
+    write=write,
+    envelopes=(
+        Envelope(
+            around_arguments(lambda name: f"{CALL_BEGIN}{name}{SEP}", CALL_END),
+            layout=CallsLayout(open=lit(CALLS_BEGIN), close=lit(CALLS_END)),
+            content=True,
+        ),
+    ),
+    signs=(
+        TemplateSign(
+            100,
+            "DeepSeek V3.1 prefix/thinking block (llama.cpp: DeepSeek V3.1)",
+            ("message['prefix'] is defined and message['prefix'] and thinking",),
+        ),
+        TemplateSign(
+            200, f"DeepSeek tool-call markers {CALLS_BEGIN} (llama.cpp: DeepSeek R1/V3 family)", (CALLS_BEGIN,)
+        ),
+    ),
+    template="deepseek_v31.jinja",
+)

@@ -6,7 +6,7 @@ anywhere in the text; everything else is content::
     content  ( TOOL_CALL [ws] [:] [ws] {call} [ws]  content )*
 
 The original server only recognised a call once its JSON object had closed;
-here the object is read by :class:`~engine.formats.json_calls.CallObjectScan`
+here the object is read by :class:`~engine.formats._kit.json_call_machine.CallObjectScan`
 as it is written, so the name goes out as soon as it is complete and the
 arguments stream verbatim (see that module for the exact rules). Whitespace
 after a call object is skipped. A trailing ``T``, ``TOOL_C``... is held back
@@ -27,11 +27,15 @@ Bad input, decided on the text alone:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from callscope.engine.formats.json_calls import CallObjectMachine, CallObjectScan
-from callscope.engine.formats.text_state import skip_space
+from callscope.engine.formats._kit.gbnf import Envelope, around_arguments
+from callscope.engine.formats._kit.json_call_machine import CallObjectMachine, CallObjectScan
+from callscope.engine.formats._kit.spec import Call, FormatSpec, Markers, TemplateSign
+from callscope.engine.formats._kit.text_machine import skip_space
+from callscope.engine.formats._kit.writing import dumps
 
 MARKER = "TOOL_CALL"
 
@@ -39,8 +43,7 @@ _CONTENT, _MARKER, _CALL, _AFTER_CALL = range(4)
 
 
 class Parser(CallObjectMachine):
-    format_id = "emulated"
-    description = 'prompt-taught convention: a line TOOL_CALL {"name": ..., "arguments": {...}} per call'
+    """Incremental parser of ``TOOL_CALL`` lines (see the module docstring for the rules)."""
 
     _content_state = _CONTENT
     _opener = MARKER
@@ -94,3 +97,36 @@ class Parser(CallObjectMachine):
         _CALL: CallObjectMachine._in_call,
         _AFTER_CALL: CallObjectMachine._layout_then_content,
     }
+
+
+# -------------------------------------------------------------------- spec
+
+
+def write(calls: list[Call], content: str, reasoning: str) -> str:
+    """Content, then one ``TOOL_CALL {...}`` line per call."""
+    lines = [content] if content else []
+    lines += [f"{MARKER} {dumps({'name': name, 'arguments': args})}" for name, args in calls]
+    return "\n".join(lines)
+
+
+SPEC = FormatSpec(
+    id="emulated",
+    description='prompt-taught convention: a line TOOL_CALL {"name": ..., "arguments": {...}} per call',
+    parser=Parser,
+    markers=Markers(),  # TOOL_CALL is an ordinary word: flagging it in every server's content would be noise
+    write=write,
+    envelopes=(
+        Envelope(
+            around_arguments(lambda name: f'{MARKER} {{"name": {json.dumps(name)}, "arguments": ', "}"),
+            content=True,
+        ),
+    ),
+    signs=(
+        TemplateSign(
+            9900,
+            "the template has no tool support; tools are taught in the prompt (callscope: emulated TOOL_CALL)",
+            renders_tools=False,
+        ),
+    ),
+    template="emulated.jinja",
+)

@@ -7,7 +7,7 @@ for exactly one, this parser reads whichever members appear, in order)::
     {"tool_call": {"name": ..., "arguments": {...}}}                       one call
     {"response": "..."}                                                    a plain answer
 
-Calls are read by :class:`~engine.formats.json_calls.CallReader` (arguments
+Calls are read by :class:`~engine.formats._kit.json_call_machine.CallReader` (arguments
 stream verbatim; an ``"id"`` counts only if written before the name and
 arguments, and llama.cpp's schema puts it last). ``"response"`` is content:
 a string streams decoded as it arrives; any other value streams as its raw
@@ -33,12 +33,16 @@ Bad input, decided on the text alone:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from callscope.engine.formats.json_calls import CallReader
-from callscope.engine.formats.json_scan import VALUE_END, VALUE_START, JsonScanner, JsonStringDecoder
-from callscope.engine.formats.text_state import PieceMachine, skip_space
+from callscope.engine.formats._kit.gbnf import CallsLayout, Envelope, around_arguments, lit
+from callscope.engine.formats._kit.json_call_machine import CallReader
+from callscope.engine.formats._kit.json_scanner import VALUE_END, VALUE_START, JsonScanner, JsonStringDecoder
+from callscope.engine.formats._kit.spec import Call, FormatSpec, Markers, TemplateSign
+from callscope.engine.formats._kit.text_machine import PieceMachine, skip_space
+from callscope.engine.formats._kit.writing import dumps
 
 _START, _OBJECT, _AFTER, _CONTENT = range(4)
 
@@ -57,8 +61,7 @@ def _descend(depth: int, slot: object) -> bool:
 
 
 class Parser(PieceMachine):
-    format_id = "generic"
-    description = 'llama.cpp generic JSON: {"tool_calls": [...]} / {"tool_call": {...}} / {"response": "..."}'
+    """Incremental generic JSON parser (see the module docstring for the rules)."""
 
     _content_state = _CONTENT
 
@@ -215,3 +218,38 @@ class Parser(PieceMachine):
         _AFTER: PieceMachine._layout_then_content,
         _CONTENT: _in_content,
     }
+
+
+# -------------------------------------------------------------------- spec
+
+
+def write(calls: list[Call], content: str, reasoning: str) -> str:
+    """One JSON object: ``{"response": ...}``, ``{"tool_call": {...}}`` or ``{"tool_calls": [...]}``."""
+    if not calls:
+        return dumps({RESPONSE: content})
+    if len(calls) == 1:
+        return dumps({TOOL_CALL: {"name": calls[0][0], "arguments": calls[0][1]}})
+    return dumps({TOOL_CALLS: [{"name": name, "arguments": args} for name, args in calls]})
+
+
+SPEC = FormatSpec(
+    id="generic",
+    description='llama.cpp generic JSON: {"tool_calls": [...]} / {"tool_call": {...}} / {"response": "..."}',
+    parser=Parser,
+    markers=Markers(),  # plain JSON: nothing that could not be content
+    write=write,
+    envelopes=(
+        Envelope(
+            around_arguments(lambda name: f'{{"name": {json.dumps(name)}, "arguments": ', "}"),
+            layout=CallsLayout(open=lit(f'{{"{TOOL_CALLS}": ['), sep='"," space', close=lit("]}")),
+        ),
+    ),
+    signs=(
+        TemplateSign(
+            9000,
+            "the template renders tools but has no known call markers (llama.cpp: Generic JSON fallback)",
+            renders_tools=True,
+        ),
+    ),
+    template="generic.jinja",
+)

@@ -37,8 +37,11 @@ import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from callscope.engine.formats.markers import held_back_from
-from callscope.engine.formats.text_state import BufferMachine
+from callscope.engine.formats._kit.gbnf import Envelope, around_arguments
+from callscope.engine.formats._kit.marker_search import held_back_from
+from callscope.engine.formats._kit.spec import Call, FormatSpec, Markers, TemplateSign
+from callscope.engine.formats._kit.text_machine import BufferMachine
+from callscope.engine.formats._kit.writing import dumps
 
 START = "<|start|>"
 CHANNEL = "<|channel|>"
@@ -115,11 +118,6 @@ def _route(header: str) -> tuple[str, str | None]:
 class Parser(BufferMachine):
     """Incremental harmony parser (see the module docstring for the rules)."""
 
-    format_id = "gpt_oss"
-    description = (
-        "OpenAI harmony (gpt-oss): <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{json}<|call|>"
-    )
-
     def __init__(self, tools: list[dict[str, Any]] | None = None) -> None:
         super().__init__(tools, _HEADER)  # _buf also holds a header of at most HEADER_LIMIT
         self._kind = _CONTENT  # where the current body goes
@@ -195,3 +193,41 @@ class Parser(BufferMachine):
         _BODY: _on_body,
         _BETWEEN: _on_between,
     }
+
+
+# -------------------------------------------------------------------- spec
+
+_NEXT = f"{END}{START}assistant"  # ends a message and starts the next one
+
+
+def write(calls: list[Call], content: str, reasoning: str) -> str:
+    """Messages: ``analysis`` reasoning, a ``commentary`` preamble (or ``final`` content), one per call."""
+    out = f"{CHANNEL}analysis{MESSAGE}{reasoning}{_NEXT}" if reasoning else ""
+    if content and not calls:
+        return out + f"{CHANNEL}final{MESSAGE}{content}{RETURN}"
+    if content:
+        out += f"{CHANNEL}commentary{MESSAGE}{content}{_NEXT}"
+    for i, (name, args) in enumerate(calls):
+        if i:
+            out += f"{START}assistant"
+        out += f"{CHANNEL}commentary to={_FUNCTIONS}{name} {CONSTRAIN}json{MESSAGE}{dumps(args)}{CALL}"
+    return out
+
+
+SPEC = FormatSpec(
+    id="gpt_oss",
+    description=(
+        "OpenAI harmony (gpt-oss): <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{json}<|call|>"
+    ),
+    parser=Parser,
+    markers=Markers(leak=(START, CHANNEL, CONSTRAIN, MESSAGE, END, CALL, RETURN)),
+    write=write,
+    envelopes=(
+        Envelope(
+            around_arguments(lambda name: f"{CHANNEL}commentary to={_FUNCTIONS}{name} {CONSTRAIN}json{MESSAGE}", CALL),
+            single_call=True,
+        ),
+    ),
+    signs=(TemplateSign(800, f"{CHANNEL} marker (llama.cpp: GPT-OSS harmony)", (CHANNEL,)),),
+    template="gpt_oss.jinja",
+)

@@ -18,7 +18,7 @@ dropped (it is a control marker, never prose), whitespace after it is
 skipped, and the text before it, already streamed, stays content.
 
 Tool calls: ``<tool_call>`` opens a block; the JSON call object inside is read
-by :class:`~engine.formats.json_calls.CallObjectScan` (the arguments stream
+by :class:`~engine.formats._kit.json_call_machine.CallObjectScan` (the arguments stream
 verbatim, see that module for the exact rules). After the object, whitespace
 and ``</tool_call>`` are consumed, then whitespace. Text inside reasoning is
 never a call.
@@ -46,18 +46,23 @@ whether fed at once or piece by piece:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from callscope.engine.formats.json_calls import CallObjectMachine, CallObjectScan
-from callscope.engine.formats.markers import find_first, held_back_from
-from callscope.engine.formats.text_state import skip_space
+from callscope.engine.formats._kit.gbnf import Envelope, around_arguments
+from callscope.engine.formats._kit.json_call_machine import CallObjectMachine, CallObjectScan
+from callscope.engine.formats._kit.marker_search import find_first, held_back_from
+from callscope.engine.formats._kit.spec import Call, FormatSpec, Markers, TemplateSign
+from callscope.engine.formats._kit.text_machine import skip_space
+from callscope.engine.formats._kit.writing import dumps, newline_between, think
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
 THINK = "<think>"
 END_THINK = "</think>"
-CONTENT_MARKERS = (OPEN, END_THINK)
+#: What ends plain content: a call block, or the closer of a reasoning block the prompt opened.
+_CONTENT_STOPS = (OPEN, END_THINK)
 
 (
     _START,
@@ -72,8 +77,7 @@ CONTENT_MARKERS = (OPEN, END_THINK)
 
 
 class Parser(CallObjectMachine):
-    format_id = "hermes"
-    description = "Hermes 2 Pro / Qwen2.5: <tool_call>{json}</tool_call> blocks, optional <think> reasoning"
+    """Incremental Hermes parser (see the module docstring for the rules)."""
 
     _content_state = _CONTENT
     _opener = OPEN
@@ -134,9 +138,9 @@ class Parser(CallObjectMachine):
         return text, len(text)
 
     def _in_content(self, text: str, pos: int) -> tuple[str, int]:
-        found = find_first(text, CONTENT_MARKERS, pos)
+        found = find_first(text, _CONTENT_STOPS, pos)
         if found is None:
-            hold = held_back_from(text, CONTENT_MARKERS, pos)
+            hold = held_back_from(text, _CONTENT_STOPS, pos)
             self._content(text[pos:hold])
             self._pending = text[hold:]
             return text, len(text)
@@ -175,3 +179,30 @@ class Parser(CallObjectMachine):
         _SKIP_BLOCK: _skip_block,
         _AFTER_CLOSE: CallObjectMachine._layout_then_content,
     }
+
+
+# -------------------------------------------------------------------- spec
+
+
+def write(calls: list[Call], content: str, reasoning: str) -> str:
+    """``<think>`` reasoning, content, then one ``<tool_call>`` block per call."""
+    blocks = "".join(f"<tool_call>\n{dumps({'name': name, 'arguments': args})}\n</tool_call>" for name, args in calls)
+    return think(reasoning) + content + newline_between(content, calls) + blocks
+
+
+SPEC = FormatSpec(
+    id="hermes",
+    description="Hermes 2 Pro / Qwen2.5: <tool_call>{json}</tool_call> blocks, optional <think> reasoning",
+    parser=Parser,
+    thinking=True,
+    markers=Markers(leak=(OPEN, CLOSE), markup=(r"</?think>",)),
+    write=write,
+    envelopes=(
+        Envelope(
+            around_arguments(lambda name: f'<tool_call>\n{{"name": {json.dumps(name)}, "arguments": ', "}\n</tool_call>"),
+            content=True,
+        ),
+    ),
+    signs=(TemplateSign(700, "<tool_call> marker (llama.cpp: Hermes 2 Pro / Qwen 2.5)", (OPEN,)),),
+    template="hermes.jinja",
+)

@@ -11,7 +11,7 @@ control token: it is never shown as content, and one written in the middle of
 content starts a call attempt there, as at the start. The call object may use
 ``"parameters"`` (Llama's key) or ``"arguments"``; keys before ``"name"``
 (``"type": "function"``) are allowed. Arguments stream verbatim: see
-:mod:`engine.formats.json_calls`.
+:mod:`engine.formats._kit.json_call_machine`.
 
 Bad input, decided on the text alone:
 
@@ -30,11 +30,15 @@ Bad input, decided on the text alone:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from callscope.engine.formats.json_calls import CallObjectMachine, CallObjectScan
-from callscope.engine.formats.text_state import skip_space
+from callscope.engine.formats._kit.gbnf import CallsLayout, Envelope, around_arguments
+from callscope.engine.formats._kit.json_call_machine import CallObjectMachine, CallObjectScan
+from callscope.engine.formats._kit.spec import Call, FormatSpec, Markers, TemplateSign
+from callscope.engine.formats._kit.text_machine import skip_space
+from callscope.engine.formats._kit.writing import dumps
 
 PYTHON_TAG = "<|python_tag|>"
 
@@ -42,8 +46,7 @@ _START, _CONTENT, _CALL, _AFTER_CALL, _NEXT = range(5)
 
 
 class Parser(CallObjectMachine):
-    format_id = "llama3_json"
-    description = 'Llama 3.1/3.2: [<|python_tag|>]{"name": ..., "parameters": {...}} calls separated by ";"'
+    """Incremental Llama 3.x JSON parser (see the module docstring for the rules)."""
 
     _content_state = _CONTENT
 
@@ -149,3 +152,36 @@ class Parser(CallObjectMachine):
         _AFTER_CALL: _after_call,
         _NEXT: _next_call,
     }
+
+
+# -------------------------------------------------------------------- spec
+
+
+def write(calls: list[Call], content: str, reasoning: str) -> str:
+    """``<|python_tag|>`` and the calls separated by ``; `` (a generation is calls or content, not both)."""
+    if not calls:
+        return content
+    return PYTHON_TAG + "; ".join(dumps({"name": name, "parameters": args}) for name, args in calls)
+
+
+SPEC = FormatSpec(
+    id="llama3_json",
+    description='Llama 3.1/3.2: [<|python_tag|>]{"name": ..., "parameters": {...}} calls separated by ";"',
+    parser=Parser,
+    markers=Markers(leak=(PYTHON_TAG,)),
+    write=write,
+    envelopes=(
+        Envelope(
+            around_arguments(lambda name: f'{{"name": {json.dumps(name)}, "parameters": ', "}"),
+            layout=CallsLayout(sep='";" space'),
+        ),
+    ),
+    signs=(
+        TemplateSign(
+            1000,
+            "<|start_header_id|>ipython<|end_header_id|> header (llama.cpp: Llama 3.x JSON tool calls)",
+            ("<|start_header_id|>ipython<|end_header_id|>",),
+        ),
+    ),
+    template="llama3_json.jinja",
+)

@@ -7,7 +7,7 @@ blocks anywhere in the text (text around them is content)::
     [TOOL_CALLS] [ws] NAME [ [CALL_ID] ID ] [ARGS] {...}                      (v11+ tokenizer)
 
 Array form: each element is a call object read by
-:class:`~engine.formats.json_calls.CallReader` (arguments stream verbatim,
+:class:`~engine.formats._kit.json_call_machine.CallReader` (arguments stream verbatim,
 ``"id"`` is the model's id only if written before the name and arguments;
 Mistral writes it last, so it is normally not used: the id of a call goes out
 with its first delta and never changes). Named form: ``NAME`` is
@@ -37,13 +37,17 @@ Bad input, decided on the text alone:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from callscope.engine.formats.json_calls import ArgumentsValueScan, CallReader
-from callscope.engine.formats.json_scan import VALUE_END, VALUE_START, JsonScanner
-from callscope.engine.formats.text_state import PieceMachine, skip_space
+from callscope.engine.formats._kit.gbnf import ArgumentRules, CallsLayout, CannotForce, Envelope, lit
+from callscope.engine.formats._kit.json_call_machine import ArgumentsValueScan, CallReader
+from callscope.engine.formats._kit.json_scanner import VALUE_END, VALUE_START, JsonScanner
+from callscope.engine.formats._kit.spec import Call, FormatSpec, Markers, TemplateSign
+from callscope.engine.formats._kit.text_machine import PieceMachine, skip_space
+from callscope.engine.formats._kit.writing import dumps
 
 MARKER = "[TOOL_CALLS]"
 ARGS = "[ARGS]"
@@ -56,8 +60,7 @@ _CONTENT, _MARKER, _ARRAY, _ARGS, _AFTER_BLOCK = range(5)
 
 
 class Parser(PieceMachine):
-    format_id = "mistral"
-    description = "Mistral: [TOOL_CALLS][{json}, ...] or [TOOL_CALLS]name[CALL_ID]id[ARGS]{json}"
+    """Incremental Mistral parser, both forms (see the module docstring for the rules)."""
 
     _content_state = _CONTENT
 
@@ -244,3 +247,50 @@ class Parser(PieceMachine):
         _ARGS: _in_args,
         _AFTER_BLOCK: PieceMachine._layout_then_content,
     }
+
+
+# -------------------------------------------------------------------- spec
+
+
+def write(calls: list[Call], content: str, reasoning: str) -> str:
+    """Content, then ``[TOOL_CALLS]`` and the calls as one JSON array (the Nemo form)."""
+    if not calls:
+        return content
+    return content + MARKER + dumps([{"name": name, "arguments": args} for name, args in calls])
+
+
+def array_call(name: str, args: ArgumentRules) -> str:
+    """One element of ``[TOOL_CALLS][...]``; Nemo calls carry a 9-character alphanumeric id the model writes."""
+    head = lit(f'{{"name": {json.dumps(name)}, "arguments": ')
+    id_open, id_close = lit(', "id": "'), lit('"}')
+    return f"{head} {args.json()} {id_open} [a-zA-Z0-9]{{9}} {id_close}"
+
+
+def args_call(name: str, args: ArgumentRules) -> str:
+    """``[TOOL_CALLS]NAME[ARGS]{...}``, one marker per call (no ``[CALL_ID]``: the engine mints the id)."""
+    if not name or not _NAME.fullmatch(name):
+        raise CannotForce(
+            "the [TOOL_CALLS]NAME[ARGS] form needs a name of letters, digits and _.:- (use --mistral-form array)"
+        )
+    return f"{lit(MARKER + name + ARGS)} {args.json()}"
+
+
+SPEC = FormatSpec(
+    id="mistral",
+    description="Mistral: [TOOL_CALLS][{json}, ...] or [TOOL_CALLS]name[CALL_ID]id[ARGS]{json}",
+    parser=Parser,
+    markers=Markers(leak=(MARKER, ARGS, CALL_ID, "[TOOL_RESULTS]", "[/TOOL_RESULTS]")),
+    write=write,
+    envelopes=(
+        Envelope(
+            array_call,
+            layout=CallsLayout(open=lit(MARKER + "["), sep='"," space', close=lit("]")),
+            content=True,
+            form="array",
+            label="[TOOL_CALLS][...] array form",
+        ),
+        Envelope(args_call, layout=CallsLayout(), content=True, form="args", label="[TOOL_CALLS]NAME[ARGS] form"),
+    ),
+    signs=(TemplateSign(1100, "[TOOL_CALLS] marker (llama.cpp: Mistral Nemo)", (MARKER,)),),
+    template="mistral.jinja",
+)

@@ -61,9 +61,12 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from callscope.engine.core.json_text import is_json
-from callscope.engine.formats.markers import find_first, held_back_from
-from callscope.engine.formats.text_state import TEXT as _TEXT
-from callscope.engine.formats.text_state import THINK_END, ThinkTextMachine
+from callscope.engine.formats._kit.gbnf import ArgumentRules, Envelope, lit
+from callscope.engine.formats._kit.marker_search import find_first, held_back_from
+from callscope.engine.formats._kit.spec import Call, FormatSpec, Markers, TemplateSign
+from callscope.engine.formats._kit.text_machine import TEXT as _TEXT
+from callscope.engine.formats._kit.text_machine import THINK_END, ThinkTextMachine
+from callscope.engine.formats._kit.writing import dumps, newline_between, think
 
 TOOL_CALL = "<tool_call>"
 TOOL_CALL_END = "</tool_call>"
@@ -138,9 +141,6 @@ def _closes_value(after: str) -> bool | None:
 
 class Parser(ThinkTextMachine):
     """Incremental Qwen3-Coder XML parser (see the module docstring for the rules)."""
-
-    format_id = "qwen3_coder"
-    description = "Qwen3-Coder / Qwen3.5 XML: <tool_call><function=NAME><parameter=KEY>VALUE</parameter>...</tool_call>"
 
     _text_markers = _TEXT_MARKERS
 
@@ -383,3 +383,50 @@ class Parser(ThinkTextMachine):
         _VALUE: _on_value,
         _BLOCK_NEXT: _on_block_next,
     }
+
+
+# -------------------------------------------------------------------- spec
+
+
+def write(calls: list[Call], content: str, reasoning: str) -> str:
+    """``<think>`` reasoning, content, then one XML block per call: strings bare, other values as JSON."""
+    blocks = []
+    for name, args in calls:
+        params = "".join(
+            f"{PARAMETER}{key}>\n{value if isinstance(value, str) else dumps(value)}\n{PARAMETER_END}\n"
+            for key, value in args.items()
+        )
+        blocks.append(f"{TOOL_CALL}\n{FUNCTION}{name}>\n{params}{FUNCTION_END}\n{TOOL_CALL_END}")
+    return think(reasoning) + content + newline_between(content, calls) + "\n".join(blocks)
+
+
+def grammar_call(name: str, args: ArgumentRules) -> str:
+    """``<function=NAME>`` then one ``<parameter=KEY>`` block per argument (optional ones may be left out)."""
+    parts = []
+    for param in args.parameters():
+        block = f"{lit(f'{PARAMETER}{param.key}>' + chr(10))} {param.value} {lit(chr(10) + PARAMETER_END + chr(10))}"
+        parts.append(block if param.required else f"({block})?")
+    head = lit(f"{TOOL_CALL}\n{FUNCTION}{name}>\n")
+    return f"{head} {' '.join(parts)} {lit(FUNCTION_END + chr(10) + TOOL_CALL_END)}"
+
+
+SPEC = FormatSpec(
+    id="qwen3_coder",
+    description="Qwen3-Coder / Qwen3.5 XML: <tool_call><function=NAME><parameter=KEY>VALUE</parameter>...</tool_call>",
+    parser=Parser,
+    thinking=True,
+    markers=Markers(
+        leak=(TOOL_CALL, TOOL_CALL_END, FUNCTION, FUNCTION_END, PARAMETER, PARAMETER_END),
+        markup=(r"<(?:function|parameter)=[^<>\n]*>", r"</?think>"),
+    ),
+    write=write,
+    envelopes=(Envelope(grammar_call, content=True),),
+    signs=(
+        TemplateSign(
+            600,
+            "<tool_call> with <function=...> and <parameter=...> blocks (llama.cpp: Qwen3-Coder XML)",
+            (TOOL_CALL, FUNCTION, PARAMETER),
+        ),
+    ),
+    template="qwen3_coder.jinja",
+)

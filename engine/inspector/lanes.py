@@ -35,24 +35,11 @@ ATOMIC = "atomic"
 VIOLATIONS = "violations"
 LANE_KEYS = (TOKENS, PARSE, WIRE, ATOMIC, VIOLATIONS)
 
-#: Parse-event kinds in legend order.
+#: Parse-event kinds (each event class's ``kind``) in legend order.
 PARSE_KINDS = ("content", "reasoning", "call opened", "name complete", "arguments", "revised", "failed")
 WIRE_KINDS = ("role", "content", "reasoning", "header", "arguments", "finish")
 
 _DENSE = {"content", "reasoning", "arguments"}  # one mark per token: no label (see module doc)
-
-_EVENT_KIND = {
-    ContentAppended: "content",
-    ReasoningAppended: "reasoning",
-    CallOpened: "call opened",
-    CallNamed: "name complete",
-    ArgumentsAppended: "arguments",
-    CallRevised: "revised",
-    CallsDropped: "revised",
-    ContentRevised: "revised",
-    ParseFailed: "failed",
-}
-
 
 @dataclass(slots=True)
 class Series:
@@ -130,7 +117,7 @@ class Lanes:
         self._positions = len(tb)
         parse = self.lanes[PARSE]
         for step, event in self.analysis.parse_events[self._events :]:
-            kind = _EVENT_KIND.get(type(event), "revised")
+            kind = event.kind
             x = tb.x_of_step(step)
             parse.kind(kind).add(x, step, "" if kind in _DENSE else _event_label(event))
             self._track_call(event, x)

@@ -14,27 +14,24 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.analyzer import RUNNING, Analysis
 from callscope.engine.core.parse_model import (
-    ArgumentsAppended,
-    CallNamed,
-    CallOpened,
     CallRevised,
-    CallsDropped,
-    ContentAppended,
     ContentRevised,
     Parse,
     ParseAccumulator,
     ParseEvent,
-    ParseFailed,
-    ReasoningAppended,
+    summarize,
 )
-from callscope.engine.inspector.live import RUNNING
 
 
 @dataclass(slots=True)
 class StepDelta:
-    """What the events of one step did to the parse (the parse pane highlights it)."""
+    """What the events of one step did to the parse (the parse pane highlights it).
+
+    The core's :class:`~callscope.engine.core.parse_model.StepChanges` with its pieces joined
+    and its indexes as sets: what a pane asks (``index in delta.opened``, the appended text).
+    """
 
     content: str = ""
     reasoning: str = ""
@@ -53,34 +50,20 @@ class StepDelta:
 
 
 def delta_of(events: list[ParseEvent]) -> StepDelta:
-    delta = StepDelta(events=len(events))
-    content: list[str] = []
-    reasoning: list[str] = []
-    for event in events:
-        if isinstance(event, ArgumentsAppended):
-            delta.arguments[event.index] = delta.arguments.get(event.index, "") + event.text
-        elif isinstance(event, ContentAppended):
-            content.append(event.text)
-        elif isinstance(event, ReasoningAppended):
-            reasoning.append(event.text)
-        elif isinstance(event, CallOpened):
-            delta.opened.add(event.index)
-        elif isinstance(event, CallNamed):
-            delta.named.add(event.index)
-        elif isinstance(event, CallRevised):
-            delta.revised.add(event.index)
-            delta.arguments.pop(event.index, None)
-        elif isinstance(event, CallsDropped):
-            delta.dropped_to = event.count
-        elif isinstance(event, ContentRevised):
-            delta.content_revised = True
-            content.clear()
-            reasoning.clear()
-        elif isinstance(event, ParseFailed):
-            delta.failures.append(event.message)
-    delta.content = "".join(content)
-    delta.reasoning = "".join(reasoning)
-    return delta
+    """The step highlight of ``events`` (summarised by the core, never folded here)."""
+    changes = summarize(events)
+    return StepDelta(
+        content="".join(changes.content),
+        reasoning="".join(changes.reasoning),
+        opened=set(changes.opened),
+        named=set(changes.named),
+        arguments={index: "".join(pieces) for index, pieces in changes.appended.items()},
+        revised=set(changes.revised),
+        dropped_to=changes.dropped_to,
+        content_revised=changes.content_revised,
+        failures=changes.failures,
+        events=len(events),
+    )
 
 
 def seeded(parse: Parse) -> ParseAccumulator:
@@ -118,8 +101,9 @@ class ParseCursor:
         limit = self._streamed_end()  # terminal events are folded on demand
         while self._built < limit:
             target = min(limit, self._checkpoints[-1][0] + self.every)
+            acc = self._build_acc
             for _, event in events[self._built : target]:
-                self._build_acc.apply(event)
+                event.apply(acc)  # the event folds itself: one call per event on this 100k-event loop
             self._built = target
             if target - self._checkpoints[-1][0] >= self.every:
                 self._checkpoints.append((target, self._build_acc.snapshot()))
@@ -159,8 +143,9 @@ class ParseCursor:
             start, snapshot = self._checkpoints[max(0, i)]
             self._acc = seeded(snapshot)
             self._acc_end = start
+        acc = self._acc
         for _, event in events[self._acc_end : end]:
-            self._acc.apply(event)
+            event.apply(acc)
         self._acc_end = end
         return self._acc
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.analysis.report import describe_finish, end_detail
+from callscope.engine.core import rules
+from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.core.wire import Violation
 
 EQUAL = "equal"
@@ -63,10 +65,6 @@ def char_diff(streamed: str, final: str) -> list[DiffPiece]:
     return pieces
 
 
-#: Violations after which the stream stops: no finish chunk follows them.
-STREAM_ENDERS = ("invalid-diff", "stream-truncated", "stream-error")
-
-
 def calls_verdict(reconstructs: list[bool]) -> str:
     """``1 call · reconstructs``, ``3 calls · all reconstruct``, ``3 calls · 1 does not reconstruct``."""
     n, bad = len(reconstructs), sum(1 for ok in reconstructs if not ok)
@@ -87,10 +85,10 @@ def finish_badge(finish_reason: str | None, finish_cause: str, violations: list[
     """
     if finish_reason is not None:
         return f"finish_reason {finish_reason}"
-    enders = [v.rule for v in violations if v.rule in STREAM_ENDERS]
+    enders = [v.rule for v in violations if v.rule in rules.STREAM_ENDERS]
     if enders:
         return f"no finish_reason (stream ended: {enders[0]})"
-    if finish_cause in ("cancelled", "error"):
+    if finish_cause in UNFINISHED:
         return f"no finish_reason (generation {finish_cause})"
     return "no finish_reason (no finish chunk sent)"
 

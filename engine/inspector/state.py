@@ -19,7 +19,6 @@ from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.core.parse_model import Parse
 from callscope.engine.inspector.chunks import ChunkIndex, time_text
 from callscope.engine.inspector.lanes import Lanes
-from callscope.engine.inspector.live import RUNNING
 from callscope.engine.inspector.parse_cursor import ParseCursor, StepDelta
 from callscope.engine.inspector.text_spans import TextSpans, TokenSpan
 from callscope.engine.inspector.timebase import Timebase
@@ -63,7 +62,7 @@ class InspectorState:
 
     @property
     def live(self) -> bool:
-        return self.analysis.finish_cause == RUNNING
+        return self.analysis.running
 
     def sync(self) -> str:
         """A live run grew: index the new steps; returns the text they added."""

@@ -21,13 +21,14 @@ parser held) is shown as that call's arguments.
 A token's events say what it produced, not which of its characters did: one
 token can close a marker and start a value (``>\n``). So the pane colours per
 character (:meth:`TextSpans.pieces`): text matching a known marker of any
-format (:data:`MARKUP`) is ``call`` whatever token carried it.
+format (:func:`markup_pattern`, from the format specs) is ``call`` whatever token carried it.
 """
 
 from __future__ import annotations
 
 import bisect
 import codecs
+import functools
 import re
 from dataclasses import dataclass
 
@@ -41,7 +42,9 @@ from callscope.engine.core.parse_model import (
     ContentRevised,
     ReasoningAppended,
 )
+from callscope.engine.core.pieces import joined
 from callscope.engine.core.wire import CONTENT, FINISH, HEADER, REASONING, ROLE, WireChunk
+from callscope.engine.formats import all_specs, registry_generation
 from callscope.engine.inspector.timebase import Timebase
 
 ARGUMENTS = "arguments"
@@ -51,14 +54,23 @@ REASONING_KIND = "reasoning"
 HELD = "held"
 SPAN_KINDS = (ARGUMENTS, CALL, CONTENT_KIND, REASONING_KIND, HELD)
 
-#: Tool-call and channel markers of the supported formats (hermes/qwen3 tags, qwen3_coder's
-#: ``<function=NAME>``/``<parameter=NAME>``, gpt-oss ``<|...|>``, DeepSeek ``<｜...｜>``, Mistral ``[TOOL_CALLS]``).
-MARKUP = re.compile(
-    r"</?(?:tool_call|function|parameter|think)(?:=[^<>\n]*)?>"
-    r"|<\|[a-z_]+\|>"
-    r"|<｜[^｜<>\n]*｜>"
-    r"|\[(?:TOOL_CALLS|ARGS|CALL_ID)\]"
-)
+#: Special-token spellings shared by many models whatever their format: ``<|im_end|>``, ``<|channel|>``,
+#: DeepSeek's ``<｜...｜>``.
+_SPECIAL_TOKENS = (r"<\|[a-z_]+\|>", r"<｜[^｜<>\n]*｜>")
+
+
+def markup_pattern() -> re.Pattern[str]:
+    """The markup of every wire format (its spec's ``markers``) and the special tokens, as one pattern."""
+    return _markup_pattern(registry_generation())
+
+
+@functools.lru_cache(maxsize=4)
+def _markup_pattern(generation: int) -> re.Pattern[str]:
+    specs = all_specs()
+    patterns = [p for spec in specs for p in spec.markers.markup]
+    literals = sorted({m for spec in specs for m in spec.markers.leak}, key=len, reverse=True)
+    alternatives = dict.fromkeys([*patterns, *map(re.escape, literals), *_SPECIAL_TOKENS])
+    return re.compile("|".join(alternatives))
 
 
 def utf16_len(text: str) -> int:
@@ -181,7 +193,7 @@ class TextSpans:
         """Character ranges ``[start, end)`` of every marker in the text (computed once per text length)."""
         text = self.text
         if getattr(self, "_markup_for", -1) != len(text):
-            self._markup = [m.span() for m in MARKUP.finditer(text)]
+            self._markup = [m.span() for m in markup_pattern().finditer(text)]
             self._markup_starts = [start for start, _ in self._markup]
             self._markup_for = len(text)
         return self._markup
@@ -226,9 +238,7 @@ class TextSpans:
 
     @property
     def text(self) -> str:
-        if len(self._pieces) > 1:
-            self._pieces[:] = ["".join(self._pieces)]
-        return self._pieces[0] if self._pieces else ""
+        return joined(self._pieces)
 
     def __len__(self) -> int:
         return len(self.ends)

@@ -7,9 +7,10 @@ then 700 tokens at once".
 
 from __future__ import annotations
 
-from callscope.engine.core.parse_model import Parse
+from callscope.engine.core import rules
+from callscope.engine.core.parse_model import Parse, StepChanges
 from callscope.engine.core.wire import HEADER, WireChunk
-from callscope.engine.policies.base import StepChanges, StreamingPolicy
+from callscope.engine.policies.base import StreamingPolicy, finish_reason_for
 
 
 class AtomicPolicy(StreamingPolicy):
@@ -27,16 +28,12 @@ class AtomicPolicy(StreamingPolicy):
         ms = self.finish_ms
         for index, call in enumerate(terminal.calls):
             if call.name is None:
-                self.violate("unnamed-call", step, "terminal parse has a call without a name; not sent", index)
+                self.violate(rules.UNNAMED_CALL, step, "terminal parse has a call without a name; not sent", index)
                 continue
             call_id = call.id or self.minter.mint(index)
             self.delivered.append((index, call_id, call.name, call.arguments))
             self.chunks.append(WireChunk(step, ms, HEADER, call.arguments, index, call_id, call.name))
-        if cause in ("cancelled", "error"):
-            return None
-        if cause == "length":
-            return "length"
-        return "tool_calls" if self.delivered else "stop"
+        return finish_reason_for(cause, bool(self.delivered))
 
     def wire_calls(self) -> list[tuple[int, str, str, str]]:
         return list(self.delivered)

@@ -2,9 +2,10 @@
 
 A policy receives, per step, the parse events of that step (and at the end the
 terminal events plus the terminal :class:`~callscope.engine.core.parse_model.Parse`) and emits
-:class:`~callscope.engine.core.wire.WireChunk` records. :class:`ParseView` folds the events and
-records *what changed this step*, which is all a policy needs to stay linear:
-appends are forwarded as they are, and only revisions cost a comparison.
+:class:`~callscope.engine.core.wire.WireChunk` records. Its :attr:`StreamingPolicy.view` (a
+:class:`~callscope.engine.core.parse_model.ParseAccumulator`) folds the events and records *what
+changed this step* (:class:`~callscope.engine.core.parse_model.StepChanges`), which is all a
+policy needs to stay linear: appends are forwarded as they are, and only revisions cost a comparison.
 """
 
 from __future__ import annotations
@@ -12,19 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from callscope.engine.core.parse_model import (
-    ArgumentsAppended,
-    CallNamed,
-    CallOpened,
-    CallRevised,
-    CallsDropped,
-    ContentAppended,
-    ContentRevised,
-    Parse,
-    ParseEvent,
-    ParseFailed,
-    ReasoningAppended,
-)
+from callscope.engine.core import rules
+from callscope.engine.core.causes import LENGTH, UNFINISHED
+from callscope.engine.core.parse_model import Parse, ParseAccumulator, ParseEvent, StepChanges
+from callscope.engine.core.pieces import joined
 from callscope.engine.core.wire import (
     CONTENT,
     FINISH,
@@ -37,97 +29,30 @@ from callscope.engine.core.wire import (
 
 
 @dataclass(slots=True)
-class ViewCall:
-    """A call of the current parse: name, model id, and its argument text as pieces."""
+class SentCall:
+    """A tool call as the client has received it: index, id, name, and the argument text sent (as pieces)."""
 
-    name: str | None = None
-    id: str | None = None
-    pieces: list[str] = field(default_factory=list)
-    length: int = 0
+    index: int
+    id: str
+    name: str
+    sent: list[str] = field(default_factory=list)
+    sent_length: int = 0
 
-    def arguments(self) -> str:
-        if len(self.pieces) > 1:
-            self.pieces[:] = ["".join(self.pieces)]
-        return self.pieces[0] if self.pieces else ""
+    def sent_arguments(self) -> str:
+        return joined(self.sent)
 
-
-@dataclass(slots=True)
-class StepChanges:
-    """What the events of one step did to the parse."""
-
-    content: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    content_revised: bool = False
-    opened: list[int] = field(default_factory=list)
-    named: list[int] = field(default_factory=list)
-    appended: dict[int, list[str]] = field(default_factory=dict)
-    revised: list[int] = field(default_factory=list)
-    dropped_to: int | None = None
-    failures: list[str] = field(default_factory=list)
+    def record(self, text: str) -> None:
+        self.sent.append(text)
+        self.sent_length += len(text)
 
 
-class ParseView:
-    """The current parse, folded from events, plus the changes of the last step."""
-
-    def __init__(self) -> None:
-        self.calls: list[ViewCall] = []
-        self.content_pieces: list[str] = []
-        self.reasoning_pieces: list[str] = []
-
-    def content(self) -> str:
-        return _join(self.content_pieces)
-
-    def reasoning(self) -> str:
-        return _join(self.reasoning_pieces)
-
-    def apply(self, events: list[ParseEvent]) -> StepChanges:
-        changes = StepChanges()
-        for event in events:
-            if isinstance(event, ArgumentsAppended):
-                call = self.calls[event.index]
-                call.pieces.append(event.text)
-                call.length += len(event.text)
-                changes.appended.setdefault(event.index, []).append(event.text)
-            elif isinstance(event, ContentAppended):
-                self.content_pieces.append(event.text)
-                changes.content.append(event.text)
-            elif isinstance(event, ReasoningAppended):
-                self.reasoning_pieces.append(event.text)
-                changes.reasoning.append(event.text)
-            elif isinstance(event, CallOpened):
-                self.calls.append(ViewCall(id=event.id))
-                changes.opened.append(event.index)
-            elif isinstance(event, CallNamed):
-                self.calls[event.index].name = event.name
-                changes.named.append(event.index)
-            elif isinstance(event, CallRevised):
-                while len(self.calls) <= event.index:
-                    self.calls.append(ViewCall())
-                    changes.opened.append(len(self.calls) - 1)
-                self.calls[event.index] = ViewCall(event.name, event.id, [event.arguments], len(event.arguments))
-                changes.appended.pop(event.index, None)
-                changes.revised.append(event.index)
-            elif isinstance(event, CallsDropped):
-                del self.calls[event.count :]
-                changes.dropped_to = event.count
-                for index in list(changes.appended):
-                    if index >= event.count:
-                        del changes.appended[index]
-            elif isinstance(event, ContentRevised):
-                self.content_pieces = [event.content]
-                self.reasoning_pieces = [event.reasoning]
-                changes.content = []
-                changes.reasoning = []
-                changes.content_revised = True
-            elif isinstance(event, ParseFailed):
-                changes.failures.append(event.message)
-        return changes
-
-
-def _join(pieces: list[str]) -> str:
-    if len(pieces) > 1:
-        pieces[:] = ["".join(pieces)]
-    return pieces[0] if pieces else ""
+def finish_reason_for(cause: str, tool_calls: bool) -> str | None:
+    """The one finish rule every policy shares: none for a cut stream, ``length`` stays, else by ``tool_calls``."""
+    if cause in UNFINISHED:
+        return None
+    if cause == LENGTH:
+        return LENGTH
+    return "tool_calls" if tool_calls else "stop"
 
 
 class TextChannel:
@@ -144,7 +69,7 @@ class TextChannel:
         self.synced = True
 
     def sent_text(self) -> str:
-        return _join(self.sent)
+        return joined(self.sent)
 
     def appended(self, pieces: list[str]) -> None:
         if self.synced:
@@ -173,7 +98,7 @@ class StreamingPolicy:
     description: ClassVar[str] = ""
 
     def __init__(self, id_seed: str = "callscope") -> None:
-        self.view = ParseView()
+        self.view = ParseAccumulator()
         self.chunks: list[WireChunk] = []
         self.violations: list[Violation] = []
         self.minter = IdMinter(id_seed)
@@ -193,9 +118,9 @@ class StreamingPolicy:
     def step(self, step: int, ms: float | None, events: list[ParseEvent]) -> None:
         if self.ended:
             return
-        changes = self.view.apply(events)
+        changes = self.view.step(events)
         for message in changes.failures:
-            self.violate("parse-error", step, f"parser threw: {message}")
+            self.violate(rules.PARSE_ERROR, step, f"parser threw: {message}")
         self.on_step(step, ms, changes, terminal=False)
 
     def finish(self, step: int, ms: float | None, events: list[ParseEvent], terminal: Parse, cause: str) -> None:
@@ -204,9 +129,9 @@ class StreamingPolicy:
         self.finish_ms = ms
         if self.ended:
             return
-        changes = self.view.apply(events)
+        changes = self.view.step(events)
         for message in changes.failures:
-            self.violate("parse-error", step, f"parser threw on the terminal parse: {message}")
+            self.violate(rules.PARSE_ERROR, step, f"parser threw on the terminal parse: {message}")
         self.on_step(step, ms, changes, terminal=True)
         self.finish_reason = self.decide_finish(step, terminal, cause)
         self.chunks.append(WireChunk(step, ms, FINISH, finish_reason=self.finish_reason))
@@ -231,13 +156,13 @@ class StreamingPolicy:
     def stream_text(self, step: int, ms: float | None, changes: StepChanges) -> None:
         """Content and reasoning stream the same way under every policy here."""
         if changes.content_revised:
-            for channel, now, label in (
-                (self.reasoning, self.view.reasoning(), "reasoning"),
-                (self.content, self.view.content(), "content"),
+            for channel, now, label, rule in (
+                (self.reasoning, self.view.reasoning(), "reasoning", rules.REASONING_DIVERGED),
+                (self.content, self.view.content(), "content", rules.CONTENT_DIVERGED),
             ):
                 was_synced = channel.synced
                 if not channel.revised(now) and was_synced:
-                    self.violate(f"{label}-diverged", step, f"{label} no longer extends what was sent; withheld")
+                    self.violate(rule, step, f"{label} no longer extends what was sent; withheld")
         else:
             self.reasoning.appended(changes.reasoning)
             self.content.appended(changes.content)

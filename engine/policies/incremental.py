@@ -14,33 +14,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from callscope.engine.core.parse_model import Parse
+from callscope.engine.core import rules
+from callscope.engine.core.causes import UNFINISHED
+from callscope.engine.core.parse_model import Parse, StepChanges
 from callscope.engine.core.wire import ARGUMENTS, HEADER, WireChunk, describe_difference
-from callscope.engine.policies.base import StepChanges, StreamingPolicy
+from callscope.engine.policies.base import SentCall, StreamingPolicy, finish_reason_for
 
 
 @dataclass(slots=True)
-class WireCall:
+class WireCall(SentCall):
     """What the client has received for one index, and how it relates to the parse."""
 
-    index: int
-    id: str
-    name: str
-    sent: list[str] = field(default_factory=list)
-    sent_length: int = 0
     pending: list[str] = field(default_factory=list)
     synced: bool = True  # the parse's arguments extend what was sent
     behind: bool = False  # the parse's arguments are a proper prefix of what was sent
     reported_names: set[str] = field(default_factory=set)
-
-    def sent_arguments(self) -> str:
-        if len(self.sent) > 1:
-            self.sent[:] = ["".join(self.sent)]
-        return self.sent[0] if self.sent else ""
-
-    def record(self, text: str) -> None:
-        self.sent.append(text)
-        self.sent_length += len(text)
 
 
 class IncrementalPolicy(StreamingPolicy):
@@ -66,7 +54,7 @@ class IncrementalPolicy(StreamingPolicy):
                 self._appended(self.wire[index], pieces)
         if changes.dropped_to is not None and changes.dropped_to < len(self.wire):
             self.violate(
-                "calls-dropped",
+                rules.CALLS_DROPPED,
                 step,
                 f"the parse now has {changes.dropped_to} call(s) but {len(self.wire)} were announced; withheld",
             )
@@ -90,7 +78,7 @@ class IncrementalPolicy(StreamingPolicy):
         if was_synced and not call.synced and step is not None:
             how = "regressed" if call.behind else "diverged"
             self.violate(
-                "arguments-diverged",
+                rules.ARGUMENTS_DIVERGED,
                 step,
                 f"arguments {how} from what was sent ({describe_difference(sent, now)}); withheld",
                 call.index,
@@ -103,7 +91,7 @@ class IncrementalPolicy(StreamingPolicy):
         if name is not None and name != call.name and name not in call.reported_names:
             call.reported_names.add(name)
             self.violate(
-                "name-revised", step, f"name revised from {call.name!r} to {name!r} after the header went out; withheld",
+                rules.NAME_REVISED, step, f"name revised from {call.name!r} to {name!r} after the header went out; withheld",
                 call.index,
             )
 
@@ -129,14 +117,14 @@ class IncrementalPolicy(StreamingPolicy):
     # ------------------------------------------------------------ reconciliation
 
     def decide_finish(self, step: int, terminal: Parse, cause: str) -> str | None:
-        if cause in ("cancelled", "error"):
+        if cause in UNFINISHED:
             return None
         complete = bool(terminal.calls) and len(terminal.calls) == len(self.wire)
         for call in self.wire:
             final = terminal.calls[call.index] if call.index < len(terminal.calls) else None
             if final is None:
                 complete = False
-                self.violate("not-reconstructed", step, "call missing from the terminal parse", call.index)
+                self.violate(rules.NOT_RECONSTRUCTED, step, "call missing from the terminal parse", call.index)
             elif final.name != call.name or final.arguments != call.sent_arguments():
                 complete = False
                 what = "name" if final.name != call.name else "arguments"
@@ -144,17 +132,15 @@ class IncrementalPolicy(StreamingPolicy):
                     f"{what} on the wire differ from the terminal parse "
                     f"({describe_difference(call.sent_arguments(), final.arguments) if what == 'arguments' else repr(call.name) + ' vs ' + repr(final.name)})"
                 )
-                self.violate("not-reconstructed", step, detail, call.index)
+                self.violate(rules.NOT_RECONSTRUCTED, step, detail, call.index)
         if len(terminal.calls) > len(self.wire):
             complete = False
             self.violate(
-                "call-count-mismatch",
+                rules.CALL_COUNT_MISMATCH,
                 step,
                 f"terminal parse has {len(terminal.calls)} call(s), the wire carried {len(self.wire)}",
             )
-        if cause == "length":
-            return "length"
-        return "tool_calls" if complete else "stop"
+        return finish_reason_for(cause, complete)
 
     def wire_calls(self) -> list[tuple[int, str, str, str]]:
         """(index, id, name, streamed arguments) for every call the client saw."""

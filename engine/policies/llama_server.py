@@ -10,25 +10,17 @@ message alone, whatever went out on the wire.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from callscope.engine.core.parse_model import Parse
+from callscope.engine.core import rules
+from callscope.engine.core.parse_model import Parse, StepChanges
 from callscope.engine.core.wire import ARGUMENTS, HEADER, WireChunk, describe_difference
-from callscope.engine.policies.base import StepChanges, StreamingPolicy
+from callscope.engine.policies.base import SentCall, StreamingPolicy, finish_reason_for
 
 
 @dataclass(slots=True)
-class ServerCall:
-    index: int
-    id: str
-    name: str
-    sent: list[str] = field(default_factory=list)
+class ServerCall(SentCall):
     prev_arguments_length: int = 0  # length of the previous message's arguments (what it diffs against)
-
-    def sent_arguments(self) -> str:
-        if len(self.sent) > 1:
-            self.sent[:] = ["".join(self.sent)]
-        return self.sent[0] if self.sent else ""
 
 
 class LlamaServerPolicy(StreamingPolicy):
@@ -46,7 +38,7 @@ class LlamaServerPolicy(StreamingPolicy):
         return self._minted.setdefault(index, self.minter.mint(index))
 
     def _invalid(self, step: int, detail: str, index: int | None = None) -> None:
-        self.violate("invalid-diff", step, f"Invalid diff: {detail}; the server ends the stream", index)
+        self.violate(rules.INVALID_DIFF, step, f"Invalid diff: {detail}; the server ends the stream", index)
         self.ended = True
 
     def on_step(self, step: int, ms: float | None, changes: StepChanges, terminal: bool) -> None:
@@ -81,25 +73,21 @@ class LlamaServerPolicy(StreamingPolicy):
                 new_id = self._id_for(last.index, view.id)
                 if new_id != last.id:
                     last.id = new_id
-                    last.sent.append(suffix)
+                    last.record(suffix)
                     self.chunks.append(WireChunk(step, ms, HEADER, suffix, last.index, new_id, last.name))
                 elif suffix:
-                    last.sent.append(suffix)
+                    last.record(suffix)
                     self.chunks.append(WireChunk(step, ms, ARGUMENTS, suffix, last.index))
         for index in range(len(self.wire), len(calls)):
             view = calls[index]
             call = ServerCall(index, self._id_for(index, view.id), view.name or "")
             arguments = view.arguments()
-            call.sent.append(arguments)
+            call.record(arguments)
             self.wire.append(call)
             self.chunks.append(WireChunk(step, ms, HEADER, arguments, index, call.id, call.name))
 
     def decide_finish(self, step: int, terminal: Parse, cause: str) -> str | None:
-        if cause in ("cancelled", "error"):
-            return None
-        if cause == "length":
-            return "length"
-        return "tool_calls" if terminal.calls else "stop"
+        return finish_reason_for(cause, bool(terminal.calls))
 
     def wire_calls(self) -> list[tuple[int, str, str, str]]:
         return [(c.index, c.id, c.name, c.sent_arguments()) for c in self.wire]

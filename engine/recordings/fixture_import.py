@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from callscope.engine.analysis.analyzer import Analysis, Analyzer, SourceInfo
+from callscope.engine.core import rules
 from callscope.engine.core.files import read_utf8
 from callscope.engine.core.json_text import JSONLimitError, loads
 from callscope.engine.core.parse_model import Parse, ParsedCall, ParseFailed
@@ -269,6 +270,6 @@ def analyze_fixture(fixture: Fixture, policy: str = "incremental") -> Analysis:
         return analyzer.finish("error", terminal=last_good, truncated=True)
     if isinstance(final.parse, ParseFailed):
         step = fixture.partial_records[-1].prefix if fixture.partial_records else None
-        thrown = Violation("parse-error", step, f"parser threw on the terminal parse: {final.parse.message}")
+        thrown = Violation(rules.PARSE_ERROR, step, f"parser threw on the terminal parse: {final.parse.message}")
         return analyzer.finish("error", terminal=last_good, extra_violations=[thrown])
     return analyzer.finish("stop", terminal=final.parse)

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from callscope.engine.core.bulk import gc_paused
+from callscope.engine.core.causes import END_CAUSES
 from callscope.engine.core.files import read_bytes, strip_bom
 from callscope.engine.core.json_text import DOCUMENT_DEPTH, JSONLimitError, deeper_than, dumps, loads
 
@@ -58,8 +59,6 @@ SCHEMA_PREFIX = "callscope.trace/"
 
 SOURCES = ("text", "model", "capture")
 UNITS = ("token", "char", "byte", "chunk")
-#: What ends a generation (same words as :data:`engine.analysis.FINISH_CAUSES`).
-END_CAUSES = ("stop", "length", "cancelled", "error")
 
 RECORD_TYPES = ("header", "step", "line", "end")
 

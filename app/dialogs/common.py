@@ -1,0 +1,91 @@
+"""What the source dialogs share: their layout, the tools editor with its presets, a folder picker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from callscope.engine.core.shipped import resource
+from callscope.ui import theme
+
+TOOL_PRESETS = resource("tools")
+
+
+def tool_presets() -> dict[str, str]:
+    """Shipped tool presets: name -> JSON text."""
+    presets = {}
+    if TOOL_PRESETS.is_dir():
+        for path in sorted(TOOL_PRESETS.glob("*.json")):
+            try:
+                presets[path.stem] = path.read_text(encoding="utf-8")
+            except OSError:
+                continue
+    return presets
+
+
+
+def lay_out_source_dialog(
+    dialog: QDialog, form: QFormLayout, caption: str, editor: QWidget, ok_text: str, head: QWidget | None = None
+) -> None:
+    """The shape every source dialog shares: [a main editor], the form, a captioned editor, OK/Cancel."""
+    layout = QVBoxLayout(dialog)
+    if head is not None:
+        layout.addWidget(head, 3)
+    layout.addLayout(form)
+    label = QLabel(caption)
+    label.setObjectName("Caption")
+    layout.addWidget(label)
+    layout.addWidget(editor, 1)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+    ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
+    ok.setText(ok_text)
+    ok.setObjectName("Primary")
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    layout.addWidget(buttons)
+
+
+class ToolsEditor(QWidget):
+    """A JSON editor for the request's tools with a preset picker."""
+
+    def __init__(self, default: str | None = "default", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.presets = tool_presets()
+        self.picker = QComboBox()
+        self.picker.addItem("(none)", "")
+        for name, text in self.presets.items():
+            self.picker.addItem(name, text)
+        self.editor = QPlainTextEdit()
+        self.editor.setFont(theme.mono_font(9))
+        self.editor.setPlaceholderText('OpenAI tools array, e.g. [{"type": "function", "function": {"name": ...}}]')
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        label = QLabel("preset")
+        label.setObjectName("Caption")
+        row.addWidget(label)
+        row.addWidget(self.picker, 1)
+        layout.addLayout(row)
+        layout.addWidget(self.editor, 1)
+        self.picker.currentIndexChanged.connect(lambda i: self.editor.setPlainText(self.picker.itemData(i) or ""))
+        if default and default in self.presets:
+            self.picker.setCurrentText(default)
+
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+
+def choose_folder(parent: QWidget, title: str) -> str:
+    return QFileDialog.getExistingDirectory(parent, title, str(Path.cwd()))

@@ -1,0 +1,138 @@
+"""Emitted deltas: the chunks up to the cursor, the raw JSON of the selected one, arguments so far per call.
+
+Selecting a chunk moves the cursor to its step and highlights, in the text
+pane, the tokens that produced it. New rows follow the cursor (the table
+scrolls to the newest chunk unless the user picked one).
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QPlainTextEdit,
+    QSplitter,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from callscope.models.chunk_model import ChunkTableModel
+from callscope.models.session import InspectorSession
+from callscope.panes.pane import row_table
+from callscope.ui import theme
+
+
+class ChunksView(QWidget):
+    def __init__(self, session: InspectorSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.model = ChunkTableModel(self)
+        self.table = row_table(self.model)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.setFont(theme.mono_font(9))
+        header = self.table.horizontalHeader()
+        for column, width in enumerate((60, 82, 50, 92)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(column, width)
+        self.raw = QPlainTextEdit()
+        self.raw.setReadOnly(True)
+        self.raw.setFont(theme.mono_font(9))
+        self.raw.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.raw.setPlaceholderText("Select a chunk to see the chat.completion.chunk JSON a client received.")
+        self.accumulated = QTextBrowser()
+        self.accumulated.setFont(theme.mono_font(9))
+        details = QTabWidget()
+        details.setDocumentMode(True)
+        details.addTab(self.raw, "Raw chunk JSON")
+        details.addTab(self.accumulated, "Arguments so far")
+        self.details = details
+        self._accumulated_count = 0
+        details.currentChanged.connect(lambda _i: self._show_accumulated(self._accumulated_count))
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(details)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+        self._picking = False
+        self._raw_shown: tuple[int, int] | None = None
+        self.table.selectionModel().currentRowChanged.connect(self._row_changed)
+        # a shrinking pane (window resized, splitter dragged) must not hide the cursor's newest row
+        self.table.verticalScrollBar().rangeChanged.connect(self._keep_newest_row)
+        session.analysisChanged.connect(self.rebuild)
+        session.cursorChanged.connect(self.show_cursor)
+
+    def rebuild(self) -> None:
+        state = self.session.state
+        self.model.set_chunks(state.chunk_index if state else None, 0)
+        self._raw_shown = None
+        self.raw.clear()
+        self.accumulated.clear()
+
+    def show_cursor(self, index: int) -> None:
+        state = self.session.state
+        if state is None:
+            return
+        count = state.chunk_index.count_until(state.timebase.step(index))
+        self.model.set_visible(count)
+        if not self._picking and count:
+            self.table.scrollToBottom()
+        current = self.table.currentIndex()
+        if not self._picking and count and not (current.isValid() and current.row() < count):
+            self._show_raw(count - 1)  # nothing picked: the newest chunk the client has
+        self._show_accumulated(count)
+
+    def _keep_newest_row(self, _low: int, _high: int) -> None:
+        if not self._picking and self.model.rowCount():
+            self.table.scrollToBottom()
+
+    def _show_raw(self, number: int) -> None:
+        state = self.session.state
+        if state is not None and self._raw_shown != (id(state), number):
+            self._raw_shown = (id(state), number)
+            self.raw.setPlainText(state.chunk_index.raw_json(number))
+
+    def _show_accumulated(self, count: int) -> None:
+        if not self.accumulated.isVisible():
+            self._accumulated_count = count  # drawn when its tab is shown
+            return
+        state = self.session.state
+        assert state is not None
+        calls = state.chunk_index.call_arguments_until(count)
+        if not calls:
+            self.accumulated.setHtml(f'<span style="color:{theme.DIM}">No tool-call delta has gone out yet.</span>')
+            return
+        parts = []
+        for index, call_id, name, arguments in calls:
+            shown = arguments if len(arguments) <= 4000 else "…" + arguments[-4000:]
+            parts.append(
+                f'<p style="color:{theme.DIM};font-weight:600">[{index}] <span style="color:{theme.call_color(index)}">'
+                f"{html.escape(name)}</span> · {html.escape(call_id)} · {len(arguments):,} chars</p>"
+                f'<pre style="color:{theme.call_color(index)};white-space:pre-wrap">{html.escape(shown)}</pre>'
+            )
+        self.accumulated.setHtml("".join(parts))
+
+    def _row_changed(self, current, _previous) -> None:
+        if not current.isValid() or self.session.state is None:
+            return
+        number = current.row()
+        self._show_raw(number)
+        self._picking = True
+        try:
+            self.session.pick_chunk(number)
+        finally:
+            self._picking = False
+
+    def select_chunk(self, number: int) -> None:
+        """Select row ``number`` (tests and keyboard): same as clicking it."""
+        index = self.model.index(number, 0)
+        self.table.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )

@@ -1,0 +1,178 @@
+"""Reconciliation: the terminal parse against what was streamed, per call, plus every violation.
+
+Each call says whether the wire reconstructs it, with a character diff where
+it does not (struck red: only on the wire; green: only in the terminal
+parse). Activating a violation (double-click or Enter) jumps to its step.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from callscope.engine.inspector.reconcile import EQUAL, FINAL, CallVerdict, Reconciliation, reconcile
+from callscope.models.session import InspectorSession
+from callscope.models.table_models import CallVerdictModel, ViolationModel
+from callscope.panes.pane import row_table
+from callscope.ui import theme
+
+DIFF_VIEW_LIMIT = 20000
+
+
+def diff_html(call: CallVerdict) -> str:
+    if call.final is None:
+        return f'<span style="color:{theme.BAD}">This call is missing from the terminal parse.</span>'
+    if call.reconstructs:
+        return (
+            f'<span style="color:{theme.OK}">The streamed arguments reconstruct the terminal parse byte for byte '
+            f"({len(call.streamed):,} chars).</span>"
+        )
+    out = []
+    shown = 0
+    for piece in call.diff:
+        text = piece.text
+        if piece.tag == EQUAL and len(text) > 400:
+            text = text[:160] + f" … {len(text) - 320:,} equal chars … " + text[-160:]
+        shown += len(text)
+        if shown > DIFF_VIEW_LIMIT:
+            out.append(f'<span style="color:{theme.DIM}"> … (diff clipped)</span>')
+            break
+        escaped = html.escape(text)
+        if piece.tag == EQUAL:
+            out.append(f'<span style="color:{theme.TEXT}">{escaped}</span>')
+        elif piece.tag == FINAL:
+            out.append(f'<span style="background:#1f4d33;color:#9ff0bf">{escaped}</span>')
+        else:
+            out.append(f'<span style="background:#5a1f27;color:#ffb3b3;text-decoration:line-through">{escaped}</span>')
+    legend = (
+        f'<div style="color:{theme.DIM};font-size:8.5pt;margin-bottom:4px">call {call.index} {html.escape(call.name)}: '
+        f'<span style="background:#5a1f27;color:#ffb3b3">only on the wire</span> '
+        f'<span style="background:#1f4d33;color:#9ff0bf">only in the terminal parse</span></div>'
+    )
+    return legend + f'<div style="font-family:{theme.MONO_CSS};white-space:pre-wrap">{"".join(out)}</div>'
+
+
+def headline_html(result: Reconciliation, color: str) -> str:
+    """The verdict line; when the source said why the stream ended, that sentence goes under it."""
+    mark = f'<span style="color:{color};font-weight:600">{"✓" if result.ok else "✗"}</span>&nbsp; '
+    if result.end_detail is None:
+        return (mark + html.escape(result.headline)
+                + f' <span style="color:{theme.DIM}">(generation ended: {html.escape(result.finish_cause)})</span>')
+    return (mark + html.escape(result.headline)
+            + f'<br><span style="color:{theme.DIM}">finish_reason {html.escape(result.finish_sentence)}</span>')
+
+
+class ReconcileView(QWidget):
+    def __init__(self, session: InspectorSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.result: Reconciliation | None = None
+        self.headline = QLabel("")
+        self.headline.setObjectName("Headline")
+        self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.headline.setWordWrap(True)
+        self.calls = CallVerdictModel(self)
+        self.calls_table = row_table(self.calls)
+        self.diff = QTextBrowser()
+        self.diff.setFont(theme.mono_font(9))
+        self.violations = ViolationModel(self)
+        self.violations_table = row_table(self.violations)
+        self.violations_table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.violations_table.setToolTip("Double-click (or Enter) to jump to the violation's step")
+        self.violations_table.setWordWrap(True)
+        violations_box = QWidget()
+        vbox = QVBoxLayout(violations_box)
+        vbox.setContentsMargins(0, 0, 0, 0)
+        vbox.setSpacing(2)
+        self.violations_caption = QLabel("Violations")
+        self.violations_caption.setObjectName("Caption")
+        vbox.addWidget(self.violations_caption)
+        vbox.addWidget(self.violations_table)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.calls_table)
+        split.addWidget(self.diff)
+        split.addWidget(violations_box)
+        split.setSizes([110, 120, 140])
+        split.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 2, 0, 0)
+        layout.setSpacing(4)
+        layout.addWidget(self.headline)
+        layout.addWidget(split, 1)
+        self.calls_table.selectionModel().currentRowChanged.connect(self._call_selected)
+        self.violations_table.activated.connect(self._violation_activated)
+        self.violations_table.doubleClicked.connect(self._violation_activated)
+        session.analysisChanged.connect(self.rebuild)
+        session.grew.connect(self._grew)
+
+    def rebuild(self) -> None:
+        state = self.session.state
+        if state is None:
+            return
+        analysis = state.analysis
+        self.calls.set_unit(analysis.unit)
+        self.violations.set_unit(analysis.unit)
+        if analysis.running:
+            self.result = None
+            self.headline.setText(f'<span style="color:{theme.DIM}">Generating… reconciliation happens at the terminal parse.</span>')
+            self.calls.set_rows([])
+            self.violations.set_rows(list(analysis.violations))
+            self.diff.clear()
+            return
+        self.result = reconcile(analysis)
+        ok = self.result.ok
+        color = theme.OK if ok else (theme.BAD if any(not c.reconstructs for c in self.result.calls) else theme.WARN)
+        self.headline.setText(headline_html(self.result, color))
+        self.calls.set_rows(self.result.calls)
+        self.violations.set_rows(self.result.violations)
+        self.violations_caption.setText(f"Violations ({len(self.result.violations)})")
+        self._fit_calls_table()
+        for column in range(3):  # rule, step, call: as wide as they need; the detail column takes the rest
+            self.violations_table.resizeColumnToContents(column)
+        self.violations_table.resizeRowsToContents()
+        if self.result.calls:
+            self.calls_table.selectRow(0)
+        else:
+            self.diff.setHtml(f'<span style="color:{theme.DIM}">No tool call in this stream.</span>')
+
+    def _fit_calls_table(self) -> None:
+        """Columns to their contents, and rows never hidden behind the horizontal scroll bar.
+
+        The table's minimum height is its header, its rows (up to four) and the
+        scroll bar when the columns are wider than the pane.
+        """
+        table = self.calls_table
+        table.resizeColumnsToContents()
+        rows = min(4, max(1, self.calls.rowCount()))
+        height = table.horizontalHeader().sizeHint().height() + rows * table.verticalHeader().defaultSectionSize()
+        height += table.horizontalScrollBar().sizeHint().height() + 2 * table.frameWidth() + 2
+        table.setMinimumHeight(height)
+
+    def _grew(self, _text: str) -> None:
+        state = self.session.state
+        if state is not None and len(state.analysis.violations) != len(self.violations.rows):
+            self.violations.set_rows(list(state.analysis.violations))
+
+    def _call_selected(self, current, _previous) -> None:
+        if self.result is None or not current.isValid() or current.row() >= len(self.result.calls):
+            return
+        self.diff.setHtml(diff_html(self.result.calls[current.row()]))
+
+    def _violation_activated(self, index) -> None:
+        state = self.session.state
+        if state is None or not index.isValid():
+            return
+        violation = self.violations.rows[index.row()]
+        if violation.step is not None:
+            state.set_cursor_step(violation.step)
+        else:
+            state.end()

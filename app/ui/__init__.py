@@ -1,0 +1,2 @@
+"""What the whole Qt layer shares and no pane owns: colours and fonts, icons, the per-frame
+throttle, the error presenter and the export writers."""

@@ -1,1 +1,0 @@
-"""The inspector window's panes, one module per pane, plus the dialogs and small shared helpers."""

@@ -1,0 +1,144 @@
+"""The grammar side of a format spec: the GBNF envelope around schema-derived argument rules.
+
+``callscope run`` makes a small model write a genuine call by constraining its
+sampling with a GBNF grammar. The grammar has two halves. The argument rules
+come from each tool's JSON schema and are the same for every format
+(:mod:`engine.decode.grammar` builds them). The envelope is the format's wire
+syntax around them (markers, the JSON call object, XML parameter blocks), and
+it is declared by the format module as one or more :class:`Envelope` values.
+
+An :class:`Envelope` is data plus one function: whether content may come
+before the calls, whether the syntax carries a single call, how the calls of a
+turn are laid out (:class:`CallsLayout`), and a call builder that, given a
+tool name and its :class:`ArgumentRules`, returns the GBNF of one call. A
+format with several syntaxes (Mistral's ``[TOOL_CALLS][...]`` array and
+``[TOOL_CALLS]NAME[ARGS]{...}``) declares several envelopes, each with a
+``form`` name: the user picks one as a format option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+
+class CannotForce(ValueError):
+    """A call builder cannot spell a call to this tool in its syntax; the message says what to do."""
+
+
+def lit(text: str) -> str:
+    """A GBNF string literal of ``text``."""
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20:
+            out.append(f"\\x{ord(ch):02X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+class ParameterRule(NamedTuple):
+    """One top-level parameter of a tool, for formats that write each parameter on its own.
+
+    ``value`` is the GBNF of the value as raw text, the way XML-parameter formats
+    write it (Qwen3-Coder's ``<parameter=KEY>VALUE</parameter>``): a string is its
+    bare text, anything else its JSON.
+    """
+
+    key: str
+    value: str
+    required: bool
+
+
+class ArgumentRules(Protocol):
+    """What a call builder may ask of one tool's parameters schema (built lazily, on request)."""
+
+    def json(self) -> str:
+        """The name of the rule of the whole arguments object, as JSON."""
+        ...
+
+    def parameters(self) -> Sequence[ParameterRule]:
+        """The top-level parameters, required ones first, each with its raw-text value rule."""
+        ...
+
+
+#: ``(tool name, its argument rules) -> GBNF of one call``; may raise :class:`CannotForce`.
+CallBuilder = Callable[[str, ArgumentRules], str]
+
+
+def around_arguments(head: Callable[[str], str], tail: str) -> CallBuilder:
+    """A call builder for syntaxes that write the JSON arguments between ``head(name)`` and ``tail``."""
+
+    def build(name: str, args: ArgumentRules) -> str:
+        return f"{lit(head(name))} {args.json()} {lit(tail)}"
+
+    return build
+
+
+@dataclass(frozen=True, slots=True)
+class CallsLayout:
+    """How the calls of one turn sit together, as GBNF expressions (empty: nothing).
+
+    The calls are ``open call (sep call)* close``; with no ``sep`` the calls
+    simply follow each other (each carries its own markers).
+    """
+
+    open: str = ""
+    sep: str = ""
+    close: str = ""
+
+    def expression(self, min_calls: int, max_calls: int, call: str = "call") -> str:
+        """The GBNF of ``min_calls`` to ``max_calls`` calls, each matching rule ``call``."""
+        if min_calls == max_calls == 1:
+            body = call
+        elif not self.sep:
+            body = f"{call}{{{min_calls},{max_calls}}}"
+        else:
+            body = f"{call} ({self.sep} {call}){{{min_calls - 1},{max_calls - 1}}}"
+        return " ".join(part for part in (self.open, body, self.close) if part)
+
+
+#: Calls written one per line (Hermes ``<tool_call>`` blocks, ``TOOL_CALL`` lines, XML blocks).
+ONE_PER_LINE = CallsLayout(sep=lit("\n"))
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """One syntax a format's calls can be forced in."""
+
+    #: The GBNF of one call to a tool, given its name and argument rules.
+    call: CallBuilder
+    #: How several calls are laid out in one turn.
+    layout: CallsLayout = ONE_PER_LINE
+    #: The syntax lets a short line of content come before the calls.
+    content: bool = False
+    #: The syntax carries exactly one call per turn (``--max-calls`` is then 1).
+    single_call: bool = False
+    #: The option value that picks this syntax when a format has several; "" for a format's only one.
+    form: str = ""
+    #: How the forced-call description names this syntax ("[TOOL_CALLS][...] array form"); "" for none.
+    label: str = ""
+
+
+__all__ = [
+    "ONE_PER_LINE",
+    "ArgumentRules",
+    "CallBuilder",
+    "CallsLayout",
+    "CannotForce",
+    "Envelope",
+    "ParameterRule",
+    "around_arguments",
+    "lit",
+]
