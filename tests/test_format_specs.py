@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from callscope.engine.capture.conformance import CONTENT_MARKERS
 from callscope.engine.decode.grammar import forceable_formats, form_choices
 from callscope.engine.decode.templates import BUILTIN_DIR, template_signs
 from callscope.engine.formats import BUILTIN, FORMAT_IDS, FormatSpec, all_specs, get_spec, make_parser
 from callscope.engine.inspector.text_spans import markup_pattern
+from callscope.engine.streams.conformance import CONTENT_MARKERS
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 CALLS = [("get_weather", {"city": "Paris", "unit": "celsius"}), ("write_file", {"path": "a.txt", "lines": [1, 2]})]

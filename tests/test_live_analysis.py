@@ -16,9 +16,9 @@ import pytest
 from callscope.engine.analysis.analyzer import Analyzer, SourceInfo
 from callscope.engine.analysis.live import RUNNING, LiveAnalysis
 from callscope.engine.analysis.report import report_json
-from callscope.engine.capture.conformance import CaptureAnalyzer, analyze_capture_lines
 from callscope.engine.formats import make_parser
 from callscope.engine.formats.samples import render
+from callscope.engine.streams.conformance import CaptureAnalyzer, analyze_capture_lines
 from tests.sse_server import RULE_STREAMS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,7 +81,7 @@ def test_capture_analysis_imports_no_gui_state():
     """The conformance checker is engine code below the inspector: it must not need GUI state to run live."""
     code = (
         "import sys\n"
-        "import callscope.engine.capture.conformance\n"
+        "import callscope.engine.streams.conformance\n"
         "import callscope.engine.analysis.live\n"
         "print(','.join(sorted(m for m in sys.modules if m.startswith('callscope.engine.inspector'))))\n"
     )

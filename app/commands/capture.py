@@ -16,7 +16,6 @@ from pathlib import Path
 
 from callscope.commands.common import CliError, add_report_options, print_report
 from callscope.engine.capture.client import CaptureResult, capture_sync
-from callscope.engine.capture.conformance import DEFAULT_ATOMIC_SILENCE_MS
 from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_result
 from callscope.engine.capture.redact import api_key
 from callscope.engine.capture.request import (
@@ -30,6 +29,7 @@ from callscope.engine.capture.request import (
     check_seconds,
     endpoint_url,
 )
+from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -3,7 +3,7 @@
 :class:`CaptureController` runs :class:`~engine.capture.client.StreamCapture`
 on the Qt event loop through qasync (no thread: the client is async). The
 client's line sink only queues (and the recorder only queues during bursts);
-the GUI-side :class:`~engine.capture.conformance.CaptureAnalyzer` is fed by
+the GUI-side :class:`callscope.engine.streams.conformance.CaptureAnalyzer` is fed by
 the shared :class:`~.base.LiveController` lifecycle at most once per frame,
 so analysis and painting never delay a receive stamp. The panes show the
 growing analysis (what the client assembles, the chunks, violations as they
@@ -23,9 +23,9 @@ from pathlib import Path
 from PySide6.QtCore import QEventLoop, QObject, QTimer
 
 from callscope.engine.capture.client import CaptureResult, Line, StreamCapture
-from callscope.engine.capture.conformance import CaptureAnalyzer
 from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_result
 from callscope.engine.capture.request import CaptureRequest
+from callscope.engine.streams.conformance import CaptureAnalyzer
 from callscope.live.base import LiveController
 from callscope.models.session import InspectorSession
 

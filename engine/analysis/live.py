@@ -6,7 +6,7 @@ same way: it feeds what arrived, shows :meth:`LiveAnalysis.provisional` at
 once and :meth:`LiveAnalysis.refresh`-es it after each batch, and on a failure
 keeps what was received through :meth:`LiveAnalysis.finish`. Only the item fed
 differs: a decoded token for :class:`~engine.analysis.analyzer.Analyzer`, a
-received line for :class:`~engine.capture.conformance.CaptureAnalyzer`.
+received line for :class:`callscope.engine.streams.conformance.CaptureAnalyzer`.
 
 The interface lives here, below both analyzers and the GUI state, so that
 capture code never imports inspector (GUI) code to be driven live.

@@ -2,7 +2,7 @@
 
 The reader does one thing per network read: take ``time.monotonic()``, split
 the bytes into lines, hand them on. No JSON is parsed here; conformance
-analysis (:mod:`engine.capture.conformance`) runs afterwards or elsewhere, so a
+analysis (:mod:`callscope.engine.streams.conformance`) runs afterwards or elsewhere, so a
 slow analysis can never delay a recorded receive time. Splitting is linear in
 the bytes received however long a line grows (:class:`LineSplitter`). Failures
 (refused, DNS, TLS, HTTP status, not an event stream, closed mid-stream,

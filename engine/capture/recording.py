@@ -22,18 +22,13 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
-from typing import Any
 
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.capture.client import CaptureResult, Line, stamped
-from callscope.engine.capture.conformance import DEFAULT_ATOMIC_SILENCE_MS, analyze_capture_lines
 from callscope.engine.capture.redact import Redactor, redactor_for
 from callscope.engine.capture.request import CaptureRequest
-from callscope.engine.recordings.trace import Trace, TraceHeader, TraceWriter
-
-#: The old (pre-``detail``) way a trace kept why a capture ended early; read, never written.
-END_NOTE = ": callscope-capture-ended "
-NO_END_RECORD = "the recording has no end record (the capture was killed)"
+from callscope.engine.recordings.trace import TraceHeader, TraceWriter
+from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS, analyze_capture_lines
 
 
 def capture_header(request: CaptureRequest, description: str = "", redactor: Redactor | None = None) -> TraceHeader:
@@ -204,43 +199,4 @@ def analyze_capture_result(
         error=result.error_message,
         cancelled=result.cancelled,
         atomic_silence_ms=atomic_silence_ms,
-    )
-
-
-def analyze_capture_trace(
-    trace: Trace,
-    policy: str | None = None,
-    name: str = "capture",
-    atomic_silence_ms: float = DEFAULT_ATOMIC_SILENCE_MS,
-) -> Analysis:
-    """The Analysis of a recorded capture (``callscope replay``). ``policy`` is ignored: the server chose.
-
-    Gives the same verdicts as the live capture that recorded it.
-    """
-    del policy
-    lines: list[tuple[float | None, str]] = []
-    error: str | None = None
-    for record in trace.lines:
-        if record.line.startswith(END_NOTE):
-            error = record.line[len(END_NOTE):]
-        else:
-            lines.append((record.ms, record.line))
-    if trace.end is not None and trace.end.detail is not None:
-        error = trace.end.detail
-    cancelled = trace.end is not None and trace.end.cause == "cancelled"
-    if trace.end is None:
-        error = error or NO_END_RECORD
-    elif trace.end.cause == "error" and error is None:
-        error = "the capture ended with an error"
-    extra: dict[str, Any] = {}
-    url = trace.header.extra.get("url") if isinstance(trace.header.extra.get("url"), str) else None
-    return analyze_capture_lines(
-        lines,
-        name,
-        trace.path,
-        url=url,
-        error=error,
-        cancelled=cancelled,
-        atomic_silence_ms=atomic_silence_ms,
-        extra=extra,
     )
