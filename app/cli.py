@@ -31,8 +31,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("replay", "replay a recorded trace or a llama.cpp byte-prefix fixture file and report"),
     "run": ("run", "generate with a real model (llama-cpp-python) and report the tool-call stream live"),
     "prompt": ("prompt", "render a request with a chat template and show the detected wire format (no weights loaded)"),
-    "capture": ("capture", "stream a live OpenAI-compatible server's answer and check its tool-call deltas"),
-    "bench": ("bench", "run a benchmark (parse, replay, decode, gui, capture, cli, all)"),
+    "template": ("template", "analyse a chat template: the tool-call syntax it teaches, and the parser that reads it"),
+    "capture": ("capture", "stream a live server's answer (chat completions, Responses, Anthropic) and check its "
+                "tool-call deltas"),
+    "proxy": ("proxy", "a recording proxy: forward a client's requests to its server unchanged, record and judge "
+              "each stream"),
+    "bench": ("bench", "run a benchmark (parse, template, replay, decode, gui, capture, cli, all)"),
     "gui": ("gui", "open the inspector window (a trace, a fixture, or a live run of the packaged model)"),
 }
 #: Sub-command modules, in the order `--help` lists them.

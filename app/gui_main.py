@@ -1,9 +1,9 @@
 """QApplication set-up and the `callscope gui` entry: open a file, the embedded default, or render a screenshot.
 
 The window is shown first and the source loaded on the next event-loop turn,
-so it appears at once whatever the file size. ``--screenshot`` renders the
-window offscreen at 1400x900 (at ``--at STEP`` if given) and exits; errors
-then go to stderr instead of a dialog.
+so it appears at once whatever the file size. ``--screenshot`` and the
+``--export-*`` options render offscreen (:mod:`callscope.headless`: at
+1400x900 or ``--size``) and exit; errors then go to stderr instead of a dialog.
 
 The interactive window runs Qt's event loop with asyncio on top of it
 (:func:`run_event_loop`, qasync), so the Capture source's async HTTP client
@@ -24,12 +24,11 @@ from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from callscope.engine.core.shipped import fixtures_dir, resource
+from callscope.headless import SCREENSHOT_SIZE, HeadlessJob, run_job
 from callscope.ui import theme
 
 DEFAULT_FIXTURE = fixtures_dir() / "headline_701_tokens.jsonl"
-DEFAULT_TOOLS = resource("tools", "default.json")
 APP_ICON = resource("icons", "callscope.svg")
-SCREENSHOT_SIZE = (1400, 900)
 #: Set by `callscope bench gui`: print "shown <ms>" once the window is on screen, then quit.
 SHOWN_ENV = "CALLSCOPE_QUIT_WHEN_SHOWN"
 _QUIETED = False
@@ -114,17 +113,12 @@ def default_fixture() -> str | None:
     return first_fixture()
 
 
-def start_default_run(window) -> bool:
-    """The embedded default: a live run of the packaged model with the sample tools."""
-    from callscope.dialogs.run import RunValues
-    from callscope.engine.decode.messages import DEFAULT_PROMPT
+def start_default_run(window, demo_name: str | None = None) -> bool:
+    """The embedded default: a live run of the packaged model, the default demo (`callscope run`'s)."""
+    from callscope.dialogs.run import demo_values
 
-    tools_text = DEFAULT_TOOLS.read_text(encoding="utf-8") if DEFAULT_TOOLS.is_file() else ""
     window.fallback_recording = default_fixture()
-    from callscope.engine.decode.loop import SamplerSettings
-
-    return window.start_run(RunValues(None, "auto", "incremental", DEFAULT_PROMPT, tools_text, "any", 256,
-                                      SamplerSettings().seed))
+    return window.start_run(demo_values(demo_name))
 
 
 def launch(
@@ -135,20 +129,25 @@ def launch(
     format_id: str | None = None,
     run_default: bool = True,
     tab: int | None = None,
+    job: HeadlessJob | None = None,
 ) -> int:
+    """The window on ``file`` (or the default); with a ``job`` (or ``screenshot``), render headless and exit."""
     started = time.perf_counter()
     app = make_app()
     from callscope.main_window import MainWindow
 
-    scratch = tempfile.TemporaryDirectory(prefix="callscope-shot-") if screenshot else None
+    if job is None and screenshot:
+        job = HeadlessJob(screenshot=screenshot, at=at, tab=tab)
+    headless = job is not None
+    scratch = tempfile.TemporaryDirectory(prefix="callscope-shot-") if headless else None
     # A screenshot is a batch job: it must not push its file into the user's recent list.
     settings = QSettings(str(Path(scratch.name) / "settings.ini"), QSettings.Format.IniFormat) if scratch else None
     window = MainWindow(settings)
     freeze_startup_heap()
     failures: list[str] = []
-    if screenshot:
+    if headless:
         window.errors.show_error = lambda title, message: failures.append(f"{title}: {message}")  # type: ignore[method-assign]
-    window.resize(*SCREENSHOT_SIZE)
+    window.resize(*(job.size if job is not None else SCREENSHOT_SIZE))
     window.show()
     if os.environ.get(SHOWN_ENV):
         QTimer.singleShot(0, lambda: (print(f"shown {1000 * (time.perf_counter() - started):.0f}", flush=True), app.quit()))
@@ -157,22 +156,18 @@ def launch(
     def load() -> bool:
         if file is not None:
             return window.open_path(file, format_id, policy)
-        if not screenshot and run_default and live_runs_available():
+        if not headless and run_default and live_runs_available():
             return start_default_run(window)
         fixture = default_fixture()
         return window.open_path(fixture, None, policy) if fixture else True
 
-    if screenshot:
+    if job is not None:
         ok = load()
         if not ok:
             print(f"callscope gui: {failures[-1] if failures else 'cannot open'}", file=sys.stderr)
             window.close()
             return 2
-        if at is not None and window.session.state is not None:
-            window.session.state.set_cursor_step(at)
-        if tab is not None:
-            window.tabs.setCurrentIndex(tab)
-        return render_screenshot(app, window, screenshot)
+        return run_job(app, window, job)
     QTimer.singleShot(0, load)
     return run_event_loop(app)
 
@@ -193,14 +188,5 @@ def run_event_loop(app: QApplication) -> int:
 
 
 def render_screenshot(app: QApplication, window, path: str) -> int:
-    """Let layouts and plots settle, grab the window, save it, close."""
-    for _ in range(3):
-        window.session.flush()
-        app.processEvents()
-    ok = window.grab().save(path, "PNG")
-    window.close()
-    if not ok:
-        print(f"callscope gui: cannot write {path}", file=sys.stderr)
-        return 2
-    print(f"wrote {path}")
-    return 0
+    """Let layouts and plots settle, grab the window, save it, close (``--screenshot`` alone)."""
+    return run_job(app, window, HeadlessJob(screenshot=path))

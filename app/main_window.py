@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -41,7 +42,9 @@ from callscope.dialogs.shortcuts import ShortcutsDialog, describe_shortcuts
 from callscope.engine.inspector.sources import FileSource, Source, SourceError, TextSource, parse_tools_text
 from callscope.live.presenter import LivePresenter, LiveStatusWidgets
 from callscope.models.session import InspectorSession
+from callscope.navigation import DebuggerActions
 from callscope.panes.chunks_view import ChunksView
+from callscope.panes.client_view import ClientViewPane
 from callscope.panes.compare_view import CompareView
 from callscope.panes.pane import Pane
 from callscope.panes.parse_view import ParseView
@@ -51,8 +54,10 @@ from callscope.panes.source_bar import SourceBar, SourceButtons
 from callscope.panes.text_view import GeneratedTextView
 from callscope.panes.timeline import TimelineView
 from callscope.panes.ttfd_view import TtfdView
+from callscope.presenter import PresenterMode, replay_from_start
 from callscope.ui.errors import ErrorPresenter
-from callscope.ui.exports import ExportError, save_png, save_trace, write_report, write_sse
+from callscope.ui.exports import ExportError, export_plot, save_png, save_trace, write_report, write_sse
+from callscope.ui.theme_menu import ThemeMenu
 
 if TYPE_CHECKING:
     from callscope.live.base import LiveController
@@ -60,9 +65,19 @@ if TYPE_CHECKING:
     from callscope.live.run import RunController
 
 MAX_RECENT = 10
+ANIMATION_FILTERS = "GIF (*.gif);;Animated PNG (*.png *.apng);;MP4 video, needs ffmpeg (*.mp4)"
 #: Width of the generated-text pane while the source has no text (a byte-prefix fixture carries parses).
 NARROW_TEXT_PANE = 320  # still wide enough to read the placeholder that says why it is empty
 RECENT_KEY = "recent_files"
+#: Rows the shortcut list adds to the actions' keys: what the mouse and Tab do.
+MOUSE_GESTURES = [
+    ("Click / drag on the timeline", "Move the cursor there (scrub)"),
+    ("Shift+drag, middle drag", "Pan the timeline (never past the stream)"),
+    ("Wheel on the timeline", "Zoom"),
+    ("Right-click the timeline", "Fit, zoom to the cursor, bookmark, run to the next violation"),
+    ("Click a delta or violation row", "Move the cursor to its step"),
+    ("Tab / Shift+Tab", "Move the keyboard focus between controls"),
+]
 
 
 class MainWindow(QMainWindow):
@@ -103,6 +118,7 @@ class MainWindow(QMainWindow):
         self.timeline_pane = Pane("Timeline", timeline_box)
         self.text_view = GeneratedTextView(s)
         self.text_pane = Pane("Generated text", self.text_view)
+        self.text_pane.add_footer(self.text_view.held_label)  # what the parser holds back at the cursor, and why
         self.text_pane.setMinimumWidth(NARROW_TEXT_PANE - 60)  # the splitter never squeezes it to a sliver
         self.parse_view = ParseView(s)
         self.parse_pane = Pane("Partial parse", self.parse_view)
@@ -110,6 +126,7 @@ class MainWindow(QMainWindow):
         self.reconcile_view = ReconcileView(s)
         self.ttfd_view = TtfdView(s)
         self.compare_view = CompareView(s)
+        self.client_view = ClientViewPane(s)  # what a chat client sees: streaming against atomic
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         # A narrow pane elides tab titles instead of scrolling them behind two cramped arrow buttons.
@@ -120,6 +137,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.reconcile_view, "Reconciliation")
         self.tabs.addTab(self.ttfd_view, "TTFD")
         self.tabs.addTab(self.compare_view, "Compare")
+        self.tabs.addTab(self.client_view, "Client view")
         self.tabs_pane = Pane("", self.tabs)
         self.tabs_pane.title.hide()
         self.tabs_pane.subtitle.hide()
@@ -191,7 +209,8 @@ class MainWindow(QMainWindow):
         file.setToolTipsVisible(True)  # a disabled entry says why
         self.open_action = self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a trace or a byte-prefix fixture")
         self.recent_menu = file.addMenu("Open &recent")
-        self._action(file, "&Paste text…", self.paste_dialog, ["Ctrl+Shift+V"], "Replay a raw generation")
+        self.paste_action = self._action(file, "&Paste text…", self.paste_dialog, ["Ctrl+Shift+V"],
+                                         "Replay a raw generation")
         self.run_action = self._action(file, "&Run a model…", self.run_dialog, ["Ctrl+R"], "Decode live with a local GGUF model")
         self.capture_action = self._action(file, "&Capture a server…", self.capture_dialog, ["Ctrl+Shift+C"],
                                            "Inspect the stream of a live OpenAI-compatible server")
@@ -203,7 +222,11 @@ class MainWindow(QMainWindow):
         self._action(export, "Report &JSON…", lambda: self._export("report"), ["Ctrl+E"])
         self._action(export, "&SSE transcript…", lambda: self._export("sse"))
         self._action(export, "&Timeline PNG…", lambda: self._export("timeline"))
+        self._action(export, "Timeline SVG…", lambda: self._export("timeline-svg"))
         self._action(export, "TTFD &plot PNG…", lambda: self._export("ttfd"))
+        self._action(export, "TTFD plot SVG…", lambda: self._export("ttfd-svg"))
+        self._action(export, "&Client view PNG…", lambda: self._export("client"))
+        self._action(export, "Replay &animation (client view)…", lambda: self._export("animation"))
         self._action(export, "&Window PNG…", lambda: self._export("window"))
         file.addSeparator()
         self._action(file, "&Quit", self.close, ["Ctrl+Q"])
@@ -219,21 +242,33 @@ class MainWindow(QMainWindow):
             self._action(play, "Faster", lambda: self.playback.step_speed(1), ["]"]),
             self._action(play, "Slower", lambda: self.playback.step_speed(-1), ["["]),
             self._action(play, "Toggle loop", lambda: self.playback.loop.toggle(), ["L"]),
+            self._action(play, "Replay from the start at 1×", lambda: replay_from_start(self), ["R"]),
         ]
         view = mb.addMenu("&View")
-        for i, name in enumerate(("Emitted deltas", "Reconciliation", "TTFD", "Compare")):
+        for i, name in enumerate(("Emitted deltas", "Reconciliation", "TTFD", "Compare", "Client view")):
             self._action(view, name, lambda _c=False, i=i: self.tabs.setCurrentIndex(i), [f"Alt+{i + 1}"])
         self._action(view, "TTFD vs call length, folder…", self.plot_folder)
+        view.addSeparator()
+        self.presenter = PresenterMode(self)
+        self.presenter_action = self._action(view, "&Presenter mode", self.presenter.toggle, ["F5"],
+                                             "Full screen: the client view and the TTFD plot, large")
+        self.presenter_action.setCheckable(True)
+        self.leave_presenter_action = self._action(None, "Leave presenter mode", self.presenter.leave, ["Esc"])
+        self.leave_presenter_action.setEnabled(False)  # Esc belongs to presenter mode only
         help_menu = mb.addMenu("&Help")
         self._action(help_menu, "Keyboard shortcuts", self.show_shortcuts, ["?", "F1"])
+        self.debugger = DebuggerActions(self, play, view, help_menu.menuAction())
+        self.theme_menu = ThemeMenu(self, view)
         self.playback.connect_navigation(
             lambda: self._nav("home", 0), lambda: self._nav("delta", -1), lambda: self._nav("token", -1),
             lambda: self._nav("token", 1), lambda: self._nav("delta", 1), lambda: self._nav("end", 0),
         )
         self._refresh_recent()
-        for action, short in ((self.open_action, "Open"), (self.run_action, "Run"), (self.capture_action, "Capture")):
+        sources = ((self.open_action, "Open"), (self.paste_action, "Paste"), (self.run_action, "Run"),
+                   (self.capture_action, "Capture"))
+        for action, short in sources:
             action.setIconText(short)
-        self.source_buttons = SourceButtons([self.open_action, self.run_action, self.capture_action])
+        self.source_buttons = SourceButtons([action for action, _ in sources])
         self.menuBar().setCornerWidget(self.source_buttons, Qt.Corner.TopRightCorner)
 
     # ================================================================ navigation
@@ -255,7 +290,7 @@ class MainWindow(QMainWindow):
         """``?``: the shortcut list (one window, brought forward when asked for again)."""
         dialog = getattr(self, "_shortcuts", None)
         if dialog is None:
-            dialog = self._shortcuts = ShortcutsDialog(describe_shortcuts(self.actions()), self)
+            dialog = self._shortcuts = ShortcutsDialog(describe_shortcuts(self.actions()) + MOUSE_GESTURES, self)
         dialog.show()
         dialog.raise_()
         return dialog
@@ -375,7 +410,7 @@ class MainWindow(QMainWindow):
         request = RunRequest(
             messages=[{"role": "user", "content": values.prompt}], tools=tools, model_path=values.model_path,
             format_id=values.format_id, policy=values.policy, force_tool=values.force_tool,
-            max_tokens=values.max_tokens, seed=values.seed,
+            max_tokens=values.max_tokens, seed=values.seed, demo=values.demo,
         )
         return self.runs.start(request)
 
@@ -444,7 +479,11 @@ class MainWindow(QMainWindow):
             "report": ("Report JSON (*.json)", f"{name}.report.json"),
             "sse": ("SSE transcript (*.sse *.txt)", f"{name}.sse"),
             "timeline": ("PNG image (*.png)", f"{name}.timeline.png"),
+            "timeline-svg": ("SVG image (*.svg)", f"{name}.timeline.svg"),
             "ttfd": ("PNG image (*.png)", f"{name}.ttfd.png"),
+            "ttfd-svg": ("SVG image (*.svg)", f"{name}.ttfd.svg"),
+            "client": ("PNG image (*.png)", f"{name}.client.png"),
+            "animation": (ANIMATION_FILTERS, f"{name}.replay.gif"),
             "window": ("PNG image (*.png)", f"{name}.png"),
         }
         pattern, default = filters[what]
@@ -453,27 +492,57 @@ class MainWindow(QMainWindow):
             self.export_to(what, path)
 
     def export_to(self, what: str, path: str) -> bool:
-        state = self.session.state
-        if state is None:
+        """File > Export: write ``what`` to ``path``; a failure is reported (a dialog) and returns False."""
+        if self.session.state is None:
             return False
-        self.session.flush()
         try:
-            if what == "report":
-                write_report(path, [state.analysis])
-            elif what == "sse":
-                write_sse(path, state.analysis)
-            elif what == "timeline":
-                save_png(path, self.timeline_pane)
-            elif what == "ttfd":
-                self.tabs.setCurrentWidget(self.ttfd_view)
-                save_png(path, self.ttfd_view)
-            else:
-                save_png(path, self)
+            self.write_export(what, path)
         except ExportError as exc:
             self.errors.report("Export failed", str(exc))
             return False
         self.statusBar().showMessage(f"wrote {path}", 5000)
         return True
+
+    def write_export(self, what: str, path: str, width: int | None = None) -> None:
+        """Write one export (report, sse, timeline[-svg], ttfd[-svg], client, animation, window); raises ExportError.
+
+        ``width``: the pixel width of a PNG plot (default :data:`~callscope.ui.exports.PLOT_EXPORT_WIDTH`).
+        """
+        state = self.session.state
+        if state is None:
+            raise ExportError("nothing to export: open a source first")
+        self.session.flush()
+        plot_width = {} if width is None else {"width": width}
+        if what == "report":
+            write_report(path, [state.analysis])
+        elif what == "sse":
+            write_sse(path, state.analysis)
+        elif what in ("timeline", "timeline-svg"):
+            t = self.timeline
+            export_plot(path, t.plot.getPlotItem(), (t.cursor_line, t.hover_line, t.hover_label), **plot_width)
+        elif what in ("ttfd", "ttfd-svg"):
+            self._show_pane(self.ttfd_view)  # laid out at its real size, not a hidden tab's default
+            export_plot(path, self.ttfd_view.plot.getPlotItem(), (self.ttfd_view.cursor_line,), **plot_width)
+        elif what == "client":
+            self._show_pane(self.client_view)
+            save_png(path, self.client_view)
+        elif what == "animation":
+            self.export_animation(path)
+        else:
+            save_png(path, self)
+
+    def _show_pane(self, pane: QWidget) -> None:
+        """Bring a tab's pane on screen (laid out at its real size) before grabbing it."""
+        if self.tabs.indexOf(pane) >= 0:
+            self.tabs.setCurrentWidget(pane)
+        self.session.flush()
+        QApplication.processEvents()
+
+    def export_animation(self, path: str, view: str = "client", fps: float = 10.0, speed: float = 1.0) -> int:
+        """The replay from the start as an animation of ``view`` (client | presenter | window); frames written."""
+        from callscope.ui.animation import export_replay
+
+        return export_replay(self, path, view, fps, speed)
 
     def save_trace_dialog(self) -> None:
         if self.session.state is None:
@@ -559,7 +628,8 @@ class MainWindow(QMainWindow):
             self.text_pane.set_subtitle(f"{a.step_count:,} {a.unit}s, boundaries shaded")
         self._fit_text_pane(has_text)
         self.parse_pane.set_subtitle("the server's parse at the cursor")
-        self.timeline_pane.set_subtitle("drag the cursor · hover to preview · wheel to zoom")
+        self.timeline_pane.set_subtitle("click or drag to move the cursor · Shift+drag pans · wheel zooms · "
+                                        "F fits · right-click for more")
 
     def _update_save_trace(self, a) -> None:
         """A trace records generated bytes: a parse-carrying source (byte-prefix fixture) has none to save."""

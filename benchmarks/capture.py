@@ -287,6 +287,7 @@ def _reader_once(url: str, expected: int, bare: bool) -> float:
     else:
         _, lines, _ = asyncio.run(_callscope(url, record=False))
     elapsed = time.perf_counter() - began
+    lines = [line for line in lines if line]  # the blank lines that end events (callscope keeps them)
     if len(lines) != 2 or len(lines[0]) != expected:
         got = len(lines[0]) if lines else 0
         raise RuntimeError(f"long line: expected one {expected}-char line then [DONE], got {len(lines)} lines ({got} chars)")

@@ -98,7 +98,7 @@ def _live_run(model_path: str | None, max_tokens: int, format_id: str, seed: int
 
     model = load_model(model_path, seed=seed)
     settings = RunSettings(
-        messages=default_messages(),
+        messages=default_messages(demo="quick"),  # the two-call request the bench has always decoded
         tools=load_tools(resource("tools", "default.json")),
         format_id=format_id,
         max_calls=2,

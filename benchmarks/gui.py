@@ -8,8 +8,10 @@ Measures, side by side in one run:
 - playback at "max" speed over the loaded trace (stalls again);
 - cursor jumps: median / p90 / max time to show an arbitrary step (state change, every pane
   redrawn, events processed), and a drag across the whole trace.
-Targets: p99 stall <= 33 ms, median jump <= 16 ms, window shown <= 2 s.
-The only bench that imports Qt, and only once it runs.
+Targets: p99 stall <= 16 ms (one frame at 60 Hz), median and p90 jump <= 16 ms, window shown <= 2 s.
+Stalls are wall time, so another busy process on the machine shows in them: the same stalls are also
+reported as the GUI thread's own CPU time (``cpu_p99_stall_ms``), with the load average, so a loaded
+machine can be told from a slow window. The only bench that imports Qt, and only once it runs.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from callscope.benchmarks.workload import big_arguments, write_file_text
 
 WHAT = "offscreen window: event-loop stalls during replay, cursor jump time"
 STEPS = 20_000
-TARGETS = {"p99_stall_ms": 33, "median_jump_ms": 16, "window_shown_ms": 2000}
+TARGETS = {"p99_stall_ms": 16, "median_jump_ms": 16, "p90_jump_ms": 16, "window_shown_ms": 2000}
 
 
 def make_trace(path: Path, steps: int = STEPS, rate: float = 50.0) -> None:
@@ -62,6 +64,8 @@ class StallMeter:
         from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 
         self.gaps: list[float] = []
+        self.cpu_gaps: list[float] = []  # the GUI thread's CPU time between two shots (what this process did)
+        self._cpu = 0.0
         self._clock = QElapsedTimer()
         self._timer = QTimer()
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -71,19 +75,24 @@ class StallMeter:
 
     def start(self) -> None:
         self.gaps.clear()
+        self.cpu_gaps.clear()
         self._clock.start()
         self._last = self._clock.nsecsElapsed()
+        self._cpu = time.thread_time()
         self._timer.start()
 
     def _shot(self) -> None:
         now = self._clock.nsecsElapsed()
+        cpu = time.thread_time()
         self.gaps.append((now - self._last) / 1e6)
-        self._last = now
+        self.cpu_gaps.append((cpu - self._cpu) * 1000.0)
+        self._last, self._cpu = now, cpu
 
     def stop(self) -> dict[str, float]:
         self._timer.stop()
         self._shot()
-        return {"p99_stall_ms": round(_percentile(self.gaps, 0.99), 2), "max_stall_ms": round(max(self.gaps or [0.0]), 2)}
+        return {"p99_stall_ms": round(_percentile(self.gaps, 0.99), 2), "max_stall_ms": round(max(self.gaps or [0.0]), 2),
+                "cpu_p99_stall_ms": round(_percentile(self.cpu_gaps, 0.99), 2)}
 
 
 def measure_shown(trace: Path, runs: int = 3) -> float:
@@ -177,13 +186,15 @@ def _jumps(app, window, count: int = 200) -> dict[str, Any]:
     state = window.session.state
     rng = random.Random(20)
     times = []
+    cpu = []
     for _ in range(count):
         target = rng.randrange(0, state.last + 1)
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.thread_time()
         state.set_cursor(target)
         window.session.flush()
         app.processEvents()
         times.append((time.perf_counter() - began) * 1000.0)
+        cpu.append((time.thread_time() - began_cpu) * 1000.0)
     # a drag: the cursor line swept across the trace, one mouse-move's worth of x at a time
     meter = StallMeter()
     meter.start()
@@ -194,7 +205,9 @@ def _jumps(app, window, count: int = 200) -> dict[str, Any]:
         app.processEvents()
     drag = meter.stop()
     return {"median_jump_ms": round(statistics.median(times), 2), "p90_jump_ms": round(_percentile(times, 0.9), 2),
-            "max_jump_ms": round(max(times), 2), "drag_p99_stall_ms": drag["p99_stall_ms"], "drag_max_stall_ms": drag["max_stall_ms"]}
+            "max_jump_ms": round(max(times), 2), "cpu_median_jump_ms": round(statistics.median(cpu), 2),
+            "cpu_p90_jump_ms": round(_percentile(cpu, 0.9), 2),
+            "drag_p99_stall_ms": drag["p99_stall_ms"], "drag_max_stall_ms": drag["max_stall_ms"]}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -252,6 +265,8 @@ def measure(steps: int = STEPS) -> dict[str, Any]:
         "live_replay": live,
         "playback_max_speed": playback,
         "cursor": jumps,
+        "load_average": round(os.getloadavg()[0], 2),
+        "cpus": os.cpu_count(),
         "targets": TARGETS,
     }
 
@@ -259,18 +274,22 @@ def measure(steps: int = STEPS) -> dict[str, Any]:
 def _meets_targets(r: dict[str, Any]) -> bool:
     stalls = (r["live_replay"]["p99_stall_ms"], r["playback_max_speed"]["p99_stall_ms"])
     return (max(stalls) <= TARGETS["p99_stall_ms"] and r["cursor"]["median_jump_ms"] <= TARGETS["median_jump_ms"]
-            and r["window_shown_ms"] <= TARGETS["window_shown_ms"])
+            and r["cursor"]["p90_jump_ms"] <= TARGETS["p90_jump_ms"] and r["window_shown_ms"] <= TARGETS["window_shown_ms"])
 
 
 def _print(r: dict[str, Any]) -> None:
     live, playback, jumps = r["live_replay"], r["playback_max_speed"], r["cursor"]
-    print(f"callscope bench gui: {r['steps']:,}-step trace, offscreen, 1400x900")
+    print(f"callscope bench gui: {r['steps']:,}-step trace, offscreen, 1400x900 "
+          f"(load average {r['load_average']} on {r['cpus']} CPUs: wall stalls include other processes)")
     print(f"  window shown after launch      {r['window_shown_ms']:8.0f} ms   (target <= 2000)")
     print(f"  open + analyse the trace       {r['open_trace_s'] * 1000:8.0f} ms")
     print(f"  live replay, max speed         {live['seconds']:8.2f} s    p99 stall {live['p99_stall_ms']:6.1f} ms, "
-          f"max {live['max_stall_ms']:6.1f} ms   ({live['redraws']} redraws, {live['redraws_per_s']}/s)")
+          f"max {live['max_stall_ms']:6.1f} ms, CPU p99 {live['cpu_p99_stall_ms']:6.1f} ms   "
+          f"({live['redraws']} redraws, {live['redraws_per_s']}/s; target p99 <= 16)")
     print(f"  playback, max speed            {playback['seconds']:8.2f} s    p99 stall {playback['p99_stall_ms']:6.1f} ms, "
-          f"max {playback['max_stall_ms']:6.1f} ms   ({playback['redraws']} redraws, {playback['redraws_per_s']}/s)")
+          f"max {playback['max_stall_ms']:6.1f} ms, CPU p99 {playback['cpu_p99_stall_ms']:6.1f} ms   "
+          f"({playback['redraws']} redraws, {playback['redraws_per_s']}/s)")
     print(f"  show an arbitrary step         median {jumps['median_jump_ms']:6.2f} ms, p90 {jumps['p90_jump_ms']:6.2f} ms, "
-          f"max {jumps['max_jump_ms']:6.2f} ms   (target median <= 16)")
+          f"max {jumps['max_jump_ms']:6.2f} ms, CPU median {jumps['cpu_median_jump_ms']:6.2f} ms "
+          f"(target median and p90 <= 16)")
     print(f"  drag the cursor across         p99 stall {jumps['drag_p99_stall_ms']:6.1f} ms, max {jumps['drag_max_stall_ms']:6.1f} ms")

@@ -1,4 +1,5 @@
-"""Regenerate the README's screenshots (`make screenshots`): docs/screenshot.png, docs/ttfd.png, docs/compare.png.
+"""Regenerate the README's screenshots (`make screenshots`): docs/screenshot.png, docs/ttfd.png, docs/compare.png,
+docs/debugger.png, docs/light.png, docs/presenter.png and docs/client_view.png.
 
 Each one is `callscope gui FILE --screenshot OUT.png ...` run headless (the
 offscreen Qt platform), exactly as a user would make it, so the pictures show
@@ -25,6 +26,20 @@ SHOTS: list[tuple[str, str, list[str]]] = [
     # a parser that rewrites arguments it already showed (Python True -> true): incremental against atomic,
     # cursor on the step where the arguments diverge (the first violation)
     ("compare.png", "fixtures/prefix/arguments_regress.txt", ["--at", "65", "--tab", "compare"]),
+    # the debugger at a step where the parser holds text back: the held text underlined with its reason, the
+    # step's diff (added, sent, withheld and why), the deltas the client does not have yet dimmed
+    ("debugger.png", "fixtures/formats/hermes_parallel.jsonl", ["--at", "50"]),
+    # the light theme (View > Theme), on the headline at the same step as screenshot.png
+    ("light.png", "fixtures/headline_701_tokens.jsonl", ["--at", "180", "--theme", "light"]),
+]
+
+
+# ---- the demo views (client view, presenter mode): a separate block, kept by their owner ----
+DEMO_SHOTS: list[tuple[str, str, list[str]]] = [
+    # the slide: the streaming client filling in while the atomic one waits, over the TTFD plot
+    ("presenter.png", "fixtures/headline_701_tokens.jsonl", ["--at", "180", "--presenter", "--size", "1400x800"]),
+    # the same moment in the window, the Client view tab
+    ("client_view.png", "fixtures/headline_701_tokens.jsonl", ["--at", "180", "--tab", "client"]),
 ]
 
 
@@ -42,7 +57,7 @@ def shoot(out: str, fixture: str, extra: list[str]) -> bool:
 
 def main() -> int:
     DOCS.mkdir(exist_ok=True)
-    results = [shoot(*shot) for shot in SHOTS]
+    results = [shoot(*shot) for shot in SHOTS + DEMO_SHOTS]
     return 0 if all(results) else 1
 
 

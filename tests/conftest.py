@@ -64,3 +64,15 @@ def qloop(qapp):
     yield loop
     assert loop.is_running()
     retire_qasync_loop(loop)
+
+
+@pytest.fixture
+def forget_derived():
+    """Formats derived from templates during a test are unregistered after it (other tests list every format)."""
+    yield
+    from callscope.engine.formats import FORMAT_IDS, unregister_format
+    from callscope.engine.formats.derived import PREFIX
+
+    for format_id in list(FORMAT_IDS):
+        if format_id.startswith(PREFIX):
+            unregister_format(format_id)

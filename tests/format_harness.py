@@ -9,6 +9,11 @@ terminal arguments. Returns the terminal Parse for further assertions.
 
 from __future__ import annotations
 
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from callscope.engine.core.parse_model import ArgumentsAppended, CallNamed, CallRevised, Parse
 from callscope.engine.formats import make_parser
 
@@ -78,3 +83,51 @@ def check_stream(
         assert names.get(index) == call.name
     assert final == feed_all(format_id, text, tools), "incremental terminal != one-shot terminal"
     return final
+
+
+def argument_steps(format_id: str, text: str, tools=None, index: int = 0) -> list[str]:
+    """Every distinct value the arguments of call ``index`` take, fed one character at a time."""
+    parser = make_parser(format_id, tools)
+    seen: list[str] = []
+
+    def look() -> None:
+        calls = parser.snapshot().calls
+        if len(calls) > index and (not seen or seen[-1] != calls[index].arguments):
+            seen.append(calls[index].arguments)
+
+    for ch in text:
+        parser.feed(ch)
+        look()
+    parser.finish()
+    look()
+    return seen
+
+
+def calls_of(parse: Parse) -> list[tuple[str, object]]:
+    """``(name, decoded arguments)`` of every call of ``parse``."""
+    return [(c.name, json.loads(c.arguments)) for c in parse.calls]
+
+
+def split_property(format_id: str, samples: list[str], tools=None, examples: int = 50):
+    """A hypothesis test: each sample, cut at random places, keeps every parser rule."""
+
+    @settings(max_examples=examples, deadline=None)
+    @given(st.data())
+    def run(data):
+        text = data.draw(st.sampled_from(samples))
+        cuts = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=12))
+        check_stream(format_id, text, pieces_by(text, cuts), tools=tools)
+
+    return run
+
+
+def fragment_property(format_id: str, fragments: list[str], tools=None, examples: int = 50):
+    """A hypothesis test: texts glued from marker fragments, cut at random, never crash and keep every rule."""
+
+    @settings(max_examples=examples, deadline=None)
+    @given(st.lists(st.sampled_from(fragments), max_size=30), st.lists(st.integers(1, 400), max_size=8))
+    def run(pieces, cuts):
+        text = "".join(pieces)
+        check_stream(format_id, text, pieces_by(text, cuts), tools=tools)
+
+    return run

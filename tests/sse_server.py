@@ -136,10 +136,13 @@ class CannedServer:
             f"HTTP/1.1 200 OK\r\ncontent-type: {scenario.content_type}\r\n"
             "transfer-encoding: chunked\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n".encode()
         )
+        # lines as received (lines_of: blank lines end events) are sent line by line; a list without any blank
+        # line is a list of events, each sent with its blank line
+        raw_lines = any(not line for _, line in scenario.lines)
         for pause, line in scenario.lines:
             if pause:
                 await asyncio.sleep(pause)
-            payload = (line.replace("{AUTH}", auth) + "\n\n").encode()
+            payload = (line.replace("{AUTH}", auth) + ("\n" if raw_lines else "\n\n")).encode()
             writer.write(b"%x\r\n%s\r\n" % (len(payload), payload))
             await writer.drain()
         if scenario.tail:
@@ -204,7 +207,14 @@ def clean_call(index: int = 0, cid: str = "call_a", name: str = "get_weather", a
 
 
 def lines_of(*lines: str) -> list[tuple[float, str]]:
-    return [(0.0, line) for line in lines]
+    """Each line an event, as received: its field lines (a line may hold several, ``event:`` then ``data:``),
+    then the blank line that ends it."""
+    return [(0.0, part) for line in lines for part in (*line.split("\n"), "")]
+
+
+def timed(*pairs: tuple[float, str]) -> list[tuple[float, str]]:
+    """``(ms, line)`` pairs, each line an event (a blank line after it, at the same time)."""
+    return [(ms, part) for ms, line in pairs for part in (line, "")]
 
 
 #: One stream per rule; each must produce exactly that rule (and nothing else).
@@ -237,9 +247,9 @@ RULE_STREAMS: dict[str, list[tuple[float, str]]] = {
     "marker-in-content": lines_of(
         ROLE, chunk({"content": "Sure. <tool"}), chunk({"content": '_call>{"name": "x"}'}), chunk(finish="stop"), DONE,
     ),
-    "atomic-tool-call": [
+    "atomic-tool-call": timed(
         (0.0, ROLE), (0.35, chunk(tool(0, "call_a", "get_weather", "".join(ARGS)))), (0.0, FINISH_TOOLS), (0.0, DONE),
-    ],
+    ),
     "finish-reason-mismatch": lines_of(ROLE, chunk({"content": "No tool needed."}), FINISH_TOOLS, DONE),
     "stream-truncated": lines_of(ROLE, *clean_call()),
     "invalid-chunk-json": lines_of(ROLE, *clean_call()[:2], "data: {not json", *clean_call()[2:], FINISH_TOOLS, DONE),

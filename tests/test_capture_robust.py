@@ -99,7 +99,7 @@ def test_a_long_line_arrives_intact_over_http(server):
     session = StreamCapture(request_for(url))
     result = asyncio.run(session.run())
     assert result.error is None and result.done
-    assert [line for _, line in result.lines] == [ROLE, long_line, chunk(finish="stop"), DONE]
+    assert [line for _, line in result.lines if line] == [ROLE, long_line, chunk(finish="stop"), DONE]
     assert session.splitter.copied <= len(long_line.encode()) + 100  # one join, not one per read
     assert analyze_capture_result(result).terminal.content == content
 
@@ -110,7 +110,7 @@ def test_done_and_crlf_split_across_reads_are_still_recognised(server):
                                             drip_s=0.005))
     result = capture_sync(request_for(url))
     assert result.error is None and result.done
-    assert [line for _, line in result.lines] == [ROLE, chunk(finish="stop"), DONE]
+    assert [line for _, line in result.lines if line] == [ROLE, chunk(finish="stop"), DONE]
 
 
 # ====================================================================== 2. the total deadline
@@ -282,7 +282,7 @@ def test_sigkill_loses_no_line_the_server_sent_before_pausing(server, tmp_path):
     finally:
         _kill(proc)
     trace = read_trace(out)
-    assert [line.line for line in trace.lines] == sent and trace.end is None
+    assert [line.line for line in trace.lines if line.line] == sent and trace.end is None
     [analysis] = load_analyses(out)
     assert analysis.truncated and analysis.step_count == len(sent)
     assert "no end record" in analysis.violations[-1].detail
@@ -299,7 +299,7 @@ def test_sigkill_during_a_steady_stream_leaves_a_readable_prefix(server, tmp_pat
     finally:
         _kill(proc)
     trace = read_trace(out)
-    kept = [line.line for line in trace.lines]
+    kept = [line.line for line in trace.lines if line.line]
     assert len(kept) >= 40 and kept == sent[: len(kept)] and trace.end is None
 
 
@@ -319,7 +319,7 @@ def test_sigterm_stops_the_capture_and_finishes_the_recording(server, tmp_path):
             _kill(proc)
     assert "interrupted" in err
     trace = read_trace(out)
-    assert [line.line for line in trace.lines] == sent
+    assert [line.line for line in trace.lines if line.line] == sent
     assert trace.end is not None and trace.end.cause == "cancelled"
 
 
@@ -503,11 +503,11 @@ def test_comment_lines_are_recorded_but_are_not_events(server, tmp_path):
     recorder = CaptureRecorder(out, request)
     result = capture_sync(request, recorder.write)
     recorder.finish(result)
-    assert [line for _, line in result.lines] == [": ping - 2026-01-01 00:00:15", ": ping - 2026-01-01 00:00:30"]
+    assert [line for _, line in result.lines if line] == [": ping - 2026-01-01 00:00:15", ": ping - 2026-01-01 00:00:30"]
     assert "without sending a single data line" in result.error.message
     analysis = analyze_capture_result(result)
     assert analysis.steps == [] and [v.rule for v in analysis.violations] == ["stream-truncated"]
-    assert len(read_trace(out).lines) == 2  # recorded as received
+    assert len(read_trace(out).lines) == 4  # recorded as received: each comment and the blank line after it
     [replayed] = load_analyses(out)
     assert replayed.steps == [] and replayed.violations == analysis.violations
 

@@ -5,7 +5,9 @@ Started once for the module on 127.0.0.1 and a free port. What it really sends
 and a *named* ``tool_choice`` it streams the call, grammar-constrained, one
 fragment per token, but repeats ``id`` and ``function.name`` on every fragment
 (plus a legacy ``delta.function_call``): callscope must report exactly
-``id-repeated`` and ``name-repeated``. With ``tool_choice: auto`` it refuses to
+``id-repeated``, ``name-repeated``, ``legacy-function-call``, and ``client-mismatch``
+(the official SDK, pointed at the same server, builds the name and id once per
+fragment), and must not call the call reconstructed. With ``tool_choice: auto`` it refuses to
 stream ("Automatic streaming tool choice is not supported") *after* sending
 200 and the event-stream headers: an empty stream, which callscope must report
 as truncated.
@@ -42,6 +44,8 @@ TOOLS = [
 ]
 MESSAGES = [{"role": "user", "content": "What is the weather in Paris?"}]
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
+#: What the server's named-tool stream breaks: repeats, the legacy field next to tool_calls, and so the real clients.
+BROKEN_BY_CLIENTS = {"id-repeated", "name-repeated", "legacy-function-call", "client-mismatch"}
 
 
 def packaged_model() -> Path:
@@ -98,18 +102,22 @@ def test_named_tool_choice_streams_a_call_with_repeated_id_and_name(llama_server
     result = capture_sync(request(llama_server, tools=TOOLS, tool_choice=NAMED))
     assert result.error is None and result.status == 200 and result.done
     analysis = analyze_capture_result(result)
-    assert {v.rule for v in analysis.violations} == {"id-repeated", "name-repeated"}
+    assert {v.rule for v in analysis.violations} == BROKEN_BY_CLIENTS
     assert analysis.finish_reason == "tool_calls" and not analysis.truncated
     [call] = analysis.calls
     assert call.name == "get_weather" and call.id.startswith("call_")
-    assert "city" in json.loads(call.streamed_arguments) and call.reconstructs
+    assert "city" in json.loads(call.streamed_arguments) and not call.reconstructs
+    sdk = next(c for c in call.clients if c["profile"] == "openai-python")
+    fragments_sent = sdk["name"].count("get_weather")
+    assert fragments_sent >= 4 and sdk["name"] == "get_weather" * fragments_sent and not sdk["matches"]
     # streamed, not atomic: the header right after the role chunk, then one fragment per token
     assert call.first_delta.step == 2
     fragments = [c for c in analysis.chunks if c.is_tool_call and c.text]
     assert len(fragments) >= 4
     assert analysis.ttfd_streaming.ms < analysis.ttfd_atomic.ms
     # the repeats are really on the wire, on every later fragment
-    later = [json.loads(line[6:]) for _, line in result.lines[2:-2]]
+    data = [line for _, line in result.lines if line.startswith("data: ")]
+    later = [json.loads(line[6:]) for line in data[2:-2]]
     assert all(c["choices"][0]["delta"]["tool_calls"][0]["id"] == call.id for c in later)
     assert all(c["choices"][0]["delta"]["tool_calls"][0]["function"]["name"] == "get_weather" for c in later)
 
@@ -142,8 +150,26 @@ def test_cli_capture_of_the_real_server_records_and_replays(llama_server, tmp_pa
                      "--tool-choice", "get_weather", "--max-tokens", "48", "--record", str(out), "--strict", "--json"])
     live = json.loads(capsys.readouterr().out)["runs"][0]
     assert code == 1  # --strict: the repeats are violations
-    assert {v["rule"] for v in live["violations"]} == {"id-repeated", "name-repeated"}
+    assert {v["rule"] for v in live["violations"]} == BROKEN_BY_CLIENTS
     assert cli_main(["replay", str(out), "--json"]) == 0
     replayed = json.loads(capsys.readouterr().out)["runs"][0]
     live["source"].pop("path"), replayed["source"].pop("path")
     assert replayed == live
+
+
+def test_the_official_sdk_on_the_real_server_gets_what_the_profile_says(llama_server):
+    """The openai SDK as an application uses it, against the same server: it builds exactly what the
+    openai-python profile says it builds from callscope's capture (same seed, temperature 0)."""
+    import openai
+
+    client = openai.OpenAI(base_url=llama_server + "/v1", api_key="unused", max_retries=0)
+    with client.chat.completions.stream(model="x", messages=MESSAGES, tools=TOOLS, tool_choice=NAMED,
+                                        temperature=0.0, seed=7, max_tokens=48) as stream:
+        for _ in stream:
+            pass
+        [got] = stream.get_final_completion().choices[0].message.tool_calls
+    analysis = analyze_capture_result(capture_sync(request(llama_server, tools=TOOLS, tool_choice=NAMED)))
+    sdk = next(c for c in analysis.calls[0].clients if c["profile"] == "openai-python")
+    assert got.function.name == sdk["name"] != analysis.calls[0].name  # the SDK's name is not the one meant
+    assert got.function.arguments == sdk["arguments"]
+    assert len(got.id) == len(sdk["id"]) and got.id != analysis.calls[0].id  # ids are minted per request

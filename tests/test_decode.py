@@ -133,7 +133,8 @@ def test_mistral_form_is_checked_and_parallel_args_calls_each_get_a_marker():
 
 def test_parallel_calls_keep_their_own_index(model):
     live = LiveRun(
-        model, settings(tools=BOTH, messages=default_messages(), min_calls=2, max_calls=2, content_chars=0, max_tokens=240)
+        model, settings(tools=BOTH, messages=default_messages(demo="quick"), min_calls=2, max_calls=2, content_chars=0,
+                        max_tokens=240)
     )
     analysis = live.run().analysis
     assert analysis.finish_reason == "tool_calls"
@@ -155,7 +156,7 @@ def test_a_length_cut_mid_call_finishes_length(model):
 
 def test_the_recorded_trace_replays_to_the_same_report(model, tmp_path, capsys):
     record = tmp_path / "run.jsonl"  # replay names the run after the file: same name, same minted ids
-    live = LiveRun(model, settings(tools=BOTH, messages=default_messages(), max_calls=2, record=str(record)))
+    live = LiveRun(model, settings(tools=BOTH, messages=default_messages(demo="quick"), max_calls=2, record=str(record)))
     live_analysis = live.run().analysis
     trace = read_trace(record)
     assert trace.header.source == "model" and trace.header.format == "hermes"
@@ -323,7 +324,7 @@ def cli(capsys, *argv):
         (["--model", "DIR"], "is a directory"),
         (["--model", "TEXT"], "not a GGUF model file"),
         (["--tools", "BADTOOLS"], "$[0].function.parameters.properties.city: expected a schema object"),
-        (["--force-tool", "launch_rocket"], "no such tool in the request; its tools are: get_weather, read_file"),
+        (["--force-tool", "launch_rocket"], "no such tool in the request; its tools are: write_file (or any, off)"),
         (["--ctx", "64"], "the prompt is"),
         (["--max-tokens", "0"], "--max-tokens must be at least 1"),
         (["--template", "BADTEMPLATE"], "bad.jinja:2: syntax error"),
@@ -362,6 +363,8 @@ def test_run_json_report_validates_and_names_the_model(capsys, tmp_path):
     code, out, err = cli(
         capsys,
         "run",
+        "--demo",
+        "quick",
         "--format",
         "emulated",
         "--max-calls",
@@ -388,7 +391,8 @@ def test_run_json_report_validates_and_names_the_model(capsys, tmp_path):
 
 
 def test_run_mistral_form_flag_forces_the_named_form(capsys):
-    argv = ["run", "--format", "mistral", "--mistral-form", "args", "--max-calls", "1", "--max-tokens", "64"]
+    argv = ["run", "--demo", "quick", "--format", "mistral", "--mistral-form", "args", "--max-calls", "1",
+            "--max-tokens", "64"]
     code, out, err = cli(capsys, *argv, "--json")
     assert code == 0, err
     run = json.loads(out)["runs"][0]
@@ -397,7 +401,8 @@ def test_run_mistral_form_flag_forces_the_named_form(capsys):
 
 
 def test_run_human_summary_shows_model_template_and_timing(capsys):
-    code, out, err = cli(capsys, "run", "--format", "llama3_json", "--max-calls", "1", "--max-tokens", "160")
+    code, out, err = cli(capsys, "run", "--demo", "quick", "--format", "llama3_json", "--max-calls", "1",
+                         "--max-tokens", "160")
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("model: ") and "93.8 MB" in lines[0] and "loaded in" in lines[0]

@@ -244,7 +244,7 @@ def test_a_forced_call_validates_against_its_schema(model, format_id, name):
         template=BARE,
         max_calls=1,
         content_chars=0,
-        max_tokens=160,
+        max_tokens=240,
     )
     analysis = LiveRun(model, settings).run().analysis
     assert analysis.finish_cause == "stop", "the call did not finish within max_tokens"

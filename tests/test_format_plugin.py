@@ -28,7 +28,8 @@ from callscope.engine.formats import (
     unregister_format,
 )
 from callscope.engine.formats.samples import render
-from callscope.engine.inspector.text_spans import markup_pattern
+from callscope.engine.inspector.state import InspectorState
+from callscope.engine.recordings.replay_text import analyze_text
 from tests import plugin_format
 from tests.sse_server import DONE, ROLE, chunk, lines_of
 
@@ -129,13 +130,24 @@ def test_the_checker_forgets_it_once_unregistered():
 
 
 def test_the_text_pane_colours_its_markup(testfmt):
-    spans = [m.group() for m in markup_pattern().finditer('ok <<CALL get_weather {"a": 1}>> <tool_call>')]
-    assert spans == ["<<CALL get_weather", "<tool_call>"]
+    """From the parser's events: its opener is markup, its arguments argument text, another format's marker content."""
+    text = 'ok <<CALL get_weather {"a": 1}>> <tool_call>'
+    spans = InspectorState(analyze_text(text, plugin_format.FORMAT_ID, size=2)).spans
+    kinds = spans.char_kinds()
+
+    def kinds_of(needle: str) -> set[str]:
+        at = text.index(needle)
+        return {k for k, _ in kinds[at: at + len(needle)]}
+
+    assert kinds_of("<<CALL get_weather") == {"call"}
+    assert kinds_of('{"a": 1}') == {"arguments"}
+    assert kinds_of("<tool_call>") == {"content"}
 
 
 @pytest.mark.model
 def test_run_forces_a_real_call_in_the_registered_format(testfmt, capsys):
-    argv = ["run", "--format", plugin_format.FORMAT_ID, "--max-calls", "1", "--max-tokens", "48", "--json"]
+    argv = ["run", "--demo", "quick", "--format", plugin_format.FORMAT_ID, "--max-calls", "1", "--max-tokens", "48",
+            "--json"]
     code, out, err = cli(capsys, *argv)
     assert code == 0, err
     run = json.loads(out)["runs"][0]

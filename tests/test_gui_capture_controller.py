@@ -48,8 +48,9 @@ def test_live_capture_grows_then_shows_the_final_analysis(qtbot, server, control
     final = ended.args[0]
     assert growth and min(growth) < len(final.steps)  # the panes saw it grow before it ended
     assert controller.session.current is final and final.finish_cause == "stop"
-    assert [v.rule for v in final.violations] == ["name-repeated"]
-    assert final.calls[0].name == "get_weather" and final.calls[0].reconstructs
+    # a repeated name: the stream meant get_weather, the client profiles build it twice (not reconstructed)
+    assert [v.rule for v in final.violations] == ["name-repeated", "client-mismatch", "client-mismatch"]
+    assert final.calls[0].name == "get_weather" and not final.calls[0].reconstructs
     assert controller.session.state.cursor == controller.session.state.last
     [replayed] = load_analyses(controller.record_path)
     assert [v.to_json() for v in replayed.violations] == [v.to_json() for v in final.violations]

@@ -35,12 +35,18 @@ def test_paste_and_run_dialogs_return_what_was_entered(qtbot):
     assert not paste.thinking.isEnabled() and not paste.values().thinking
     run = RunDialog()
     qtbot.addWidget(run)
-    assert '"get_weather"' in run.tools.text()  # the default preset is loaded
-    run.tools.picker.setCurrentText("(none)")
+    assert '"write_file"' in run.tools.text()  # the default demo's request is loaded
+    assert run.values().demo == "write-file" and run.values().max_tokens == 2500
+    offered = [run.force.itemText(i) for i in range(run.force.count())]
+    assert offered == ["any", "off", "write_file"]  # force tool offers the tools' names, not only any/off
+    run.force.setCurrentText("write_file")
+    assert run.values().force_tool == "write_file"
+    run.tools.picker.setCurrentText("(none)")  # no tools: no name to force, the choice falls back to any
     run.max_tokens.setValue(64)
-    run.force.setCurrentText("read_file")
     r = run.values()
-    assert r.model_path is None and r.tools_text == "" and r.max_tokens == 64 and r.force_tool == "read_file"
+    assert r.model_path is None and r.tools_text == "" and r.max_tokens == 64 and r.force_tool == "any"
+    assert [run.force.itemText(i) for i in range(run.force.count())] == ["any", "off"]
+    assert not run.force.isEditable()  # a list like every other choice (its popup looked like no other)
     assert r.format_id == "auto" and r.policy == "incremental"
 
 
@@ -63,7 +69,7 @@ def test_ttfd_against_call_length_for_a_folder(qtbot, tmp_path, monkeypatch):
     window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
     window.plot_folder(str(FIXTURES / "formats"))
     view = window.ttfd_view
-    assert view.stack.currentIndex() == 1 and len(view.points) == 16
+    assert view.stack.currentIndex() == 1 and len(view.points) == len(list((FIXTURES / "formats").glob("*.jsonl")))
     assert all(p.streaming is not None and p.atomic is not None and p.streaming <= p.atomic for p in view.points)
     window.plot_folder(str(tmp_path))  # nothing readable there
     assert window.shown_errors[-1][0] == "Nothing to plot"
@@ -81,7 +87,7 @@ def test_ttfd_against_call_length_across_the_runs_of_this_session(qtbot, tmp_pat
     assert window.open_path(str(HEADLINE))  # the plot follows: both runs, not the first file's alone
     assert [p.name for p in view.points] == ["hermes_parallel", "headline_701_tokens"]
     assert view.points[1] == ttfd_point(window.session.current)
-    assert "2 runs this session" in view.across.text()
+    assert "2 runs this session" in view.across_caption.text() and view.across.text() == "TTFD vs call length"
     window.source_bar.policy.setCurrentText("atomic")  # one policy per plot
     assert [p.name for p in view.points] == ["headline_701_tokens"] and view.points[0].streaming == view.points[0].atomic
     assert window.open_path(str(PARALLEL))  # the same run again is not a second dot
@@ -196,7 +202,7 @@ def test_gui_verb_rejects_bad_arguments(tmp_path):
                               timeout=60, check=False)
 
     done = gui(str(PARALLEL), "--at", "3")
-    assert done.returncode == 2 and "--at and --tab only apply with --screenshot" in done.stderr
+    assert done.returncode == 2 and "--at, --tab and --presenter only apply with --screenshot" in done.stderr
     done = gui(str(tmp_path / "missing.jsonl"))
     assert done.returncode == 2 and "no such file" in done.stderr
     done = gui(str(PARALLEL), "--policy", "nope", "--screenshot", str(tmp_path / "x.png"))
@@ -323,12 +329,14 @@ def test_run_dialog_keeps_the_last_values_and_states_its_range(qtbot, tmp_path, 
 
     window = make_window(qtbot, tmp_path, monkeypatch)
     started = []
+    chosen: list[str] = []
     monkeypatch.setattr(window, "start_run", lambda values: started.append(values) or True)
 
     def fill_and_accept():
         dialog = next(w for w in QApplication.topLevelWidgets() if isinstance(w, RunDialog) and w.isVisible())
         dialog.prompt.setPlainText("Read /etc/hosts")
-        dialog.force.setCurrentText("read_file")
+        chosen.append(dialog.force.itemText(2))  # the first tool name offered after any and off
+        dialog.force.setCurrentIndex(2)
         dialog.max_tokens.setValue(1000)
         dialog.accept()
 
@@ -338,7 +346,7 @@ def test_run_dialog_keeps_the_last_values_and_states_its_range(qtbot, tmp_path, 
     again = window.make_run_dialog()
     qtbot.addWidget(again)
     v = again.values()
-    assert (v.prompt, v.force_tool, v.max_tokens) == ("Read /etc/hosts", "read_file", 1000)
+    assert (v.prompt, v.force_tool, v.max_tokens) == ("Read /etc/hosts", chosen[0], 1000) and chosen[0]
     assert v.tools_text == started[0].tools_text
     assert again.max_tokens.maximum() >= 4096 and f"{again.max_tokens.maximum():,}" in again.max_tokens_range.text()
 

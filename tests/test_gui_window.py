@@ -75,7 +75,8 @@ def test_moving_the_cursor_updates_every_pane(window):
     view = state.view()
     assert window.timeline.cursor_line.value() == pytest.approx(state.timebase.x(index))
     assert window.ttfd_view.cursor_line.value() == pytest.approx(state.timebase.x(index))
-    assert window.chunks_view.model.rowCount() == len(a.chunks_until(view.step))
+    assert window.chunks_view.model.sent == len(a.chunks_until(view.step))
+    assert window.chunks_view.model.rowCount() == len(a.chunks)  # later chunks are shown dimmed, never removed
     parse_text = window.parse_view.toPlainText()
     assert f"partial parse after token {view.step}" in parse_text
     assert view.parse.calls[1].arguments in parse_text
@@ -199,7 +200,7 @@ def test_selecting_a_chunk_moves_the_cursor_and_marks_its_text(window):
     settle(window)
     assert json.loads(window.chunks_view.raw.toPlainText())["choices"][0]["delta"]["tool_calls"][0]["index"] == 0
     assert window.text_view.picked_span() == state.spans.chunk_span(a.chunks, number)
-    assert window.chunks_view.model.rowCount() == len(a.chunks_until(a.chunks[number].step))
+    assert window.chunks_view.model.sent == len(a.chunks_until(a.chunks[number].step))
     window.chunks_view.details.setCurrentWidget(window.chunks_view.accumulated)
     assert "get_weather" in window.chunks_view.accumulated.toPlainText()
 
@@ -239,10 +240,13 @@ def test_changing_policy_reanalyses_and_keeps_the_step(window):
 def test_shortcuts_dialog_lists_every_shortcut(window, qtbot):
     dialog = window.show_shortcuts()
     qtbot.addWidget(dialog)
-    keys = {dialog.table.item(i, 0).text() for i in range(dialog.table.rowCount())}
-    actions = {dialog.table.item(i, 1).text() for i in range(dialog.table.rowCount())}
+    table = dialog.table  # key/action pairs side by side: columns 0-1, 2-3...
+    cells = [(table.item(i, c), table.item(i, c + 1)) for i in range(table.rowCount())
+             for c in range(0, table.columnCount(), 2)]
+    keys = {k.text() for k, _ in cells if k is not None}
+    actions = {a.text() for _, a in cells if a is not None}
     assert any("Space" in k for k in keys) and any("Shift+Right" in k for k in keys)
-    assert {"Play / pause", "Next emitted delta", "Keyboard shortcuts", "Open"} <= actions
+    assert {"Play / pause", "Next / previous emitted delta", "Keyboard shortcuts", "Open"} <= actions
 
 
 # ----------------------------------------------------------------- sources and errors
@@ -287,7 +291,7 @@ def test_every_error_shows_a_dialog_and_keeps_the_view(window, tmp_path):
     assert window.session.state is before  # the previous view stays
     before.step_token(-1)
     settle(window)
-    assert window.chunks_view.model.rowCount() == len(before.analysis.chunks_until(before.cursor_step))
+    assert window.chunks_view.model.sent == len(before.analysis.chunks_until(before.cursor_step))
 
 
 def test_a_parser_crash_is_an_error_not_a_crash(window, monkeypatch):
@@ -456,7 +460,7 @@ def test_deltas_table_keeps_the_cursor_row_visible_when_the_window_shrinks(qtbot
     table = window.chunks_view.table
 
     def last_row_visible() -> bool:
-        index = window.chunks_view.model.index(window.chunks_view.model.rowCount() - 1, 0)
+        index = window.chunks_view.model.index(window.chunks_view.model.sent - 1, 0)
         rect = table.visualRect(index)
         return rect.isValid() and table.viewport().rect().contains(rect)
 
@@ -479,8 +483,10 @@ def test_arrow_keys_never_change_the_policy(window, qtbot):
     for key in (Qt.Key.Key_Down, Qt.Key.Key_Up, Qt.Key.Key_Down):
         QTest.keyClick(QApplication.focusWidget(), key)
         assert window.session.policy == before
-    assert window.source_bar.policy.focusPolicy() == Qt.FocusPolicy.ClickFocus
-    assert window.source_bar.run.focusPolicy() == Qt.FocusPolicy.ClickFocus
+    assert QApplication.focusWidget() is window.timeline.plot  # the keyboard starts on the cursor, not a selector
+    # the selectors are reachable by Tab (deliberately), never focused by opening a file
+    assert window.source_bar.policy.focusPolicy() & Qt.FocusPolicy.TabFocus
+    assert window.source_bar.run.focusPolicy() & Qt.FocusPolicy.TabFocus
 
 
 def test_recent_files_are_absolute_and_unique(window, tmp_path, monkeypatch):

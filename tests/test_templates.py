@@ -236,11 +236,11 @@ def test_trim_and_lstrip_blocks_like_hf():
     assert out == "    x\n"
 
 
-def test_the_sandbox_blocks_python_internals_and_mutation():
+def test_the_sandbox_blocks_python_internals_but_templates_may_mutate_their_own_lists():
     with pytest.raises(TemplateError, match="inline.jinja"):
         render_source("{{ ''.__class__.__mro__[1].__subclasses__() }}")
-    with pytest.raises(TemplateError, match="SecurityError"):
-        render_source("{% set x = [] %}{{ x.append(1) }}")
+    # Kimi's templates append to lists they build; the runtimes allow it (the caller's data is copied per render)
+    assert render_source("{% set x = [] %}{% set _ = x.append(1) %}{{ x }}") == "[1]"
 
 
 def test_errors_name_the_template_and_line():
@@ -416,7 +416,7 @@ def test_prompt_json_with_a_template(capsys):
     doc = json.loads(out)
     assert doc["format"] == "qwen3_coder"
     assert doc["prompt"].endswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
-    assert "<function>\n<name>get_weather</name>" in doc["prompt"]
+    assert "<function>\n<name>write_file</name>" in doc["prompt"]
 
 
 def test_prompt_defaults_to_the_packaged_model(capsys):

@@ -1,10 +1,18 @@
-"""`callscope capture URL`: stream a live OpenAI-compatible server's answer and check it against the contract.
+"""`callscope capture URL`: stream a live server's answer and check it against the contract.
+
+Three protocols (``--protocol chat|responses|anthropic``, or named by the URL's
+endpoint path): Chat Completions, the OpenAI Responses API, Anthropic Messages.
+Every call is also assembled by client profiles (``--client``: the official
+openai SDK run for real, a naive ``+=`` client), and a call reconstructs only
+if each of them gets it right.
 
 An inspector: exit 0 even when the stream breaks rules (``--strict`` exits 1
 then, for other projects' CI). A capture that fails (refused, DNS, TLS, HTTP
 error, not an event stream, closed or stalled mid-stream, past ``--deadline``)
-prints what was received, keeps the recording, and exits 2 with one line
-saying why. Ctrl-C or SIGTERM stop it the same way, exit 130. The API key and
+prints the report of what was received (the very report ``callscope replay``
+prints of its recording), keeps the recording, and exits 2 with one line
+saying why. The recording keeps ``--atomic-silence`` and ``--client``, so its
+replay judges the stream the same way. Ctrl-C or SIGTERM stop it the same way, exit 130. The API key and
 URL credentials appear in none of it (:mod:`engine.capture.redact`).
 """
 
@@ -16,9 +24,10 @@ from pathlib import Path
 
 from callscope.commands.common import CliError, add_report_options, print_report
 from callscope.engine.capture.client import CaptureResult, capture_sync
-from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_result
+from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_results, judged_with
 from callscope.engine.capture.redact import api_key
 from callscope.engine.capture.request import (
+    ANTHROPIC_API_KEY_ENV,
     DEFAULT_API_KEY_ENV,
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_READ_TIMEOUT,
@@ -27,19 +36,28 @@ from callscope.engine.capture.request import (
     build_body,
     check_api_key_env,
     check_seconds,
-    endpoint_url,
+    resolve_endpoint,
 )
+from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
 from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS
+from callscope.engine.streams.protocols import PROTOCOLS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "capture",
-        help="stream a live OpenAI-compatible server's answer and check its tool-call deltas",
-        description="POST a streaming chat-completions request to URL (base URL, /v1, or the full endpoint), "
-        "stamp every received SSE line, and report what a client assembles plus every broken streaming rule.",
+        help="stream a live server's answer (chat completions, Responses, Anthropic) and check its tool-call deltas",
+        description="POST a streaming request to URL (base URL, /v1, or the full endpoint), stamp every received "
+        "SSE line, and report what the stream means, what real clients assemble from it, and every broken rule.",
     )
-    p.add_argument("url", help="server URL, e.g. http://127.0.0.1:8080 (POSTs to URL/v1/chat/completions)")
+    p.add_argument("url", help="server URL, e.g. http://127.0.0.1:8080 (POSTs to URL/v1/chat/completions; a URL "
+                   "ending in /v1/responses or /v1/messages names its protocol)")
+    p.add_argument("--protocol", choices=PROTOCOLS,
+                   help="chat (default), responses (OpenAI Responses API) or anthropic (Messages); default: named "
+                   "by the URL's endpoint path, else chat")
+    p.add_argument("--client", metavar="PROFILES",
+                   help=f"client profiles that assemble the stream, comma-separated ({', '.join(PROFILES)}; "
+                   f"'none' for none; default {','.join(default_profiles())})"),
     what = p.add_argument_group("request (a file, or built from the pieces; pieces override the file)")
     what.add_argument("--request", metavar="FILE", help="the JSON request body (stream is forced on)")
     what.add_argument("--prompt", help="a user message (appended to --messages / the file's messages)")
@@ -52,8 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     how.add_argument(
         "--api-key-env",
         metavar="VAR",
-        help=f"environment variable holding the API key, sent as a bearer token (default {DEFAULT_API_KEY_ENV}, "
-        "if set; a VAR given here must be set); the key is masked wherever it appears, even echoed by the server",
+        help=f"environment variable holding the API key, sent as a bearer token, or as x-api-key for anthropic "
+        f"(default {DEFAULT_API_KEY_ENV}, {ANTHROPIC_API_KEY_ENV} for anthropic, if set; a VAR given here must be "
+        "set); the key is masked wherever it appears, even echoed by the server, and never recorded",
     )
     how.add_argument("--insecure", action="store_true", help="do not verify the server's TLS certificate")
     how.add_argument(
@@ -101,9 +120,10 @@ def check_durations(args: argparse.Namespace) -> None:
         raise CliError(str(exc)) from None
 
 
-def key_variable(args: argparse.Namespace) -> str:
+def key_variable(args: argparse.Namespace, protocol: str = "chat") -> str:
     """The key variable's name: a name given with --api-key-env must be set (the user asked for a key)."""
-    name = args.api_key_env if args.api_key_env is not None else DEFAULT_API_KEY_ENV
+    default = ANTHROPIC_API_KEY_ENV if protocol == "anthropic" else DEFAULT_API_KEY_ENV
+    name = args.api_key_env if args.api_key_env is not None else default
     try:
         check_api_key_env(name)
     except RequestError as exc:
@@ -117,9 +137,12 @@ def build_request(args: argparse.Namespace) -> CaptureRequest:
     check_durations(args)
     if args.max_tokens is not None and args.max_tokens <= 0:
         raise CliError("--max-tokens must be positive")
-    key_env = key_variable(args)
     try:
-        url = endpoint_url(args.url)
+        url, protocol = resolve_endpoint(args.url, args.protocol)
+    except RequestError as exc:
+        raise CliError(str(exc)) from None
+    key_env = key_variable(args, protocol)
+    try:
         body = build_body(
             request_file=args.request,
             prompt=args.prompt,
@@ -128,6 +151,7 @@ def build_request(args: argparse.Namespace) -> CaptureRequest:
             tool_choice=args.tool_choice,
             model=args.model,
             max_tokens=args.max_tokens,
+            protocol=protocol,
         )
     except RequestError as exc:
         raise CliError(str(exc)) from None
@@ -135,6 +159,7 @@ def build_request(args: argparse.Namespace) -> CaptureRequest:
         url,
         body,
         api_key_env=key_env,
+        protocol=protocol,
         insecure=args.insecure,
         connect_timeout=args.connect_timeout,
         read_timeout=args.timeout,
@@ -148,12 +173,23 @@ def failure(result: CaptureResult, recorder: CaptureRecorder | None) -> str | No
     return "; ".join(problems) or None
 
 
+def client_profiles(args: argparse.Namespace) -> tuple[str, ...] | None:
+    if args.client is None:
+        return None
+    try:
+        return parse_profiles(args.client)
+    except ValueError as exc:
+        raise CliError(f"--client: {exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
+    clients = client_profiles(args)
     request = build_request(args)
     recorder = None
     if args.record:
         try:
-            recorder = CaptureRecorder(args.record, request)
+            recorder = CaptureRecorder(args.record, request,
+                                       extra=judged_with(args.atomic_silence * 1000, clients))
         except OSError as exc:
             raise CliError(f"cannot write {args.record}: {exc.strerror or exc}") from None
     try:
@@ -165,11 +201,9 @@ def run(args: argparse.Namespace) -> int:
     if recorder is not None:
         recorder.finish(result)
     name = Path(args.record).stem if args.record else "capture"
-    analysis = analyze_capture_result(result, name, atomic_silence_ms=args.atomic_silence * 1000)
+    analyses = analyze_capture_results(result, name, atomic_silence_ms=args.atomic_silence * 1000, clients=clients)
     why = failure(result, recorder)
-    if result.error is not None and not analysis.steps:
-        raise CliError(why or result.error.message)
-    print_report([analysis], args)
+    print_report(analyses, args)  # even of a capture that failed: the report its recording replays to
     sys.stdout.flush()
     if result.cancelled:
         lost = f"; {recorder.failed}" if recorder is not None and recorder.failed else ""
@@ -177,6 +211,6 @@ def run(args: argparse.Namespace) -> int:
         return 130
     if why is not None:
         raise CliError(why)
-    if args.strict and analysis.violations:
+    if args.strict and any(a.violations for a in analyses):
         return 1
     return 0

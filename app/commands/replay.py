@@ -1,8 +1,16 @@
-"""`callscope replay FILE`: re-analyse a recorded trace or an imported byte-prefix fixture file."""
+"""`callscope replay FILE`: re-analyse a recorded trace, an imported byte-prefix fixture file, or captured streams.
+
+Captured streams are callscope's capture traces (``capture --record``, ``proxy
+--record-dir``) and what other tools recorded: a raw SSE dump, a HAR file, a
+mitmproxy flow file. The server chose what went on their wire, so ``--policy``
+and ``--format`` do not apply to them (refused); ``--atomic-silence`` re-judges
+them with another silence than they were recorded with.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 
 from callscope.commands.common import (
     CliError,
@@ -19,29 +27,39 @@ from callscope.engine.formats import FORMAT_IDS
 from callscope.engine.recordings.replay import Recording, analyze_recording, load_recording
 from callscope.engine.recordings.trace import TraceError
 
+DEFAULT_POLICY = "incremental"
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "replay",
         help="replay a recorded trace or a llama.cpp byte-prefix fixture file and report",
-        description="Replay FILE, a callscope.trace/1 trace or a byte-prefix fixture file (detected by content), "
-        "through a streaming policy and report calls, TTFD and violations; one run per named fixture.",
+        description="Replay FILE, detected by content: a callscope.trace/1 trace (a run, or a captured stream), a "
+        "byte-prefix fixture file, a raw SSE dump (curl -N output, a .sse export), a HAR file or a mitmproxy flow "
+        "file; report calls, TTFD and violations, one run per named fixture or captured stream.",
     )
-    p.add_argument("file", help="a .jsonl trace or a byte-prefix fixture file, or the name of a shipped fixture "
-                   "(e.g. headline_701_tokens)")
-    p.add_argument("--name", metavar="FIXTURE", help="only this named fixture of a fixture file")
+    p.add_argument("file", help="a .jsonl trace, a fixture file, a .sse dump, a .har or a mitmproxy flow file, or the "
+                   "name of a shipped fixture (e.g. headline_701_tokens)")
+    p.add_argument("--name", metavar="RUN", help="only this named fixture of a fixture file, or stream of a HAR or "
+                   "flow file (FILE#N)")
     p.add_argument(
         "--format", help=f"re-analyse a trace with another wire format: {' | '.join(FORMAT_IDS)} (traces only)"
     )
-    add_policy_option(p)
+    add_policy_option(p, DEFAULT_POLICY)
+    p.add_argument("--atomic-silence", type=float, metavar="S",
+                   help="captured streams only: the silence before a one-chunk call that counts as atomic-tool-call "
+                   "(default: what the capture was recorded with, else 1 s)")
     add_report_options(p)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, policy=None)  # None: not given (a capture refuses a policy it cannot apply)
 
 
 def run(args: argparse.Namespace) -> int:
-    check_policy(args.policy)
+    if args.policy is not None:
+        check_policy(args.policy)
     if args.format is not None:
         check_format(args.format)
+    if args.atomic_silence is not None and not (math.isfinite(args.atomic_silence) and args.atomic_silence >= 0):
+        raise CliError(f"--atomic-silence must be a finite number of seconds >= 0, got {args.atomic_silence!r}")
     try:
         with StatusLine.for_args(args) as status:  # erased before the report or an error line
             analyses = load_and_analyse(resolve_recording(args.file), args, status)
@@ -57,15 +75,30 @@ def load_and_analyse(path: str, args: argparse.Namespace, status: StatusLine) ->
     if size is not None:
         status.show(f"reading {path} ({megabytes(size)})...", elapsed=True)
     recording = load_recording(path)
+    _check_options(recording, args)
     if size is not None:
         status.show(f"analysing {_contents(recording)} of {path}...", elapsed=True)
-    return analyze_recording(recording, args.policy, args.format, args.name)
+    silence = args.atomic_silence * 1000 if args.atomic_silence is not None else None
+    return analyze_recording(recording, args.policy or DEFAULT_POLICY, args.format, args.name, silence)
+
+
+def _check_options(recording: Recording, args: argparse.Namespace) -> None:
+    """``--policy`` means what goes on the wire: a capture's server already chose (refused, like ``--format``);
+    ``--atomic-silence`` judges received chunks only."""
+    if recording.holds_captures and args.policy is not None:
+        raise TraceError(f"{recording.path}: a capture holds the server's chunks: the server chose what went on the "
+                         "wire, so --policy does not apply")
+    if not recording.holds_captures and args.atomic_silence is not None:
+        raise TraceError(f"{recording.path}: --atomic-silence judges captured streams; this {recording.kind} holds "
+                         "generated text (its policy decides what streams)")
 
 
 def _contents(recording: Recording) -> str:
     """``100,000 steps`` / ``3 fixtures`` / ``5,000 received lines``: how much there is to analyse."""
     if recording.fixtures is not None:
         return f"{len(recording.fixtures):,} fixtures"
+    if recording.captures is not None:
+        return f"{len(recording.captures):,} captured stream{'s' if len(recording.captures) != 1 else ''}"
     trace = recording.trace
     if trace is None:
         return "the recording"

@@ -30,7 +30,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run the streaming policy, and report calls, TTFD and violations.",
     )
     p.add_argument("file", help="the generated text (UTF-8); - reads standard input")
-    p.add_argument("--format", required=True, help=f"wire format: {' | '.join(FORMAT_IDS)}")
+    p.add_argument(
+        "--format",
+        required=True,
+        help=f"wire format: auto (with --template: the parser that reads that template back) | {' | '.join(FORMAT_IDS)}",
+    )
+    p.add_argument(
+        "--template",
+        metavar="FILE",
+        help="the chat template the model was prompted with (for --format auto: its dedicated or derived parser)",
+    )
     p.add_argument("--tools", help="OpenAI tools array (JSON); gives parameter types to qwen3_coder")
     p.add_argument(
         "--thinking", action="store_true",
@@ -45,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    reason, thinking = _resolve_format(args)
     check_format(args.format)
     check_policy(args.policy)
     if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
@@ -64,8 +74,10 @@ def run(args: argparse.Namespace) -> int:
             status.show(f"analysing {args.file} ({megabytes(large)})...", elapsed=True)
         analysis = analyze_text(
             text, args.format, args.policy, tools, unit, size, args.rate, name="stdin" if args.file == "-" else Path(args.file).stem, path=args.file,
-            thinking=args.thinking,
+            thinking=args.thinking or thinking,
         )
+    if reason:
+        analysis.source.extra["format_reason"] = reason
     if args.record:
         from callscope.engine.recordings.trace_io import write_analysis_trace  # issue 3: traces
 
@@ -73,5 +85,25 @@ def run(args: argparse.Namespace) -> int:
             write_analysis_trace(args.record, analysis, tools=tools, description=f"replay-text of {args.file}")
         except OSError as exc:
             raise CliError(f"cannot write the recording {args.record}: {exc.strerror or exc}") from None
+    if reason and not args.json:
+        print(f"format: {args.format} ({reason})")
+        print()
     print_report([analysis], args)
     return 0
+
+
+def _resolve_format(args: argparse.Namespace) -> tuple[str, bool]:
+    """``--format auto --template FILE``: pick the parser (``args.format`` is set); ``(why, starts in reasoning)``."""
+    if args.format != "auto":
+        return "", False
+    if not args.template:
+        raise CliError("--format auto needs --template FILE (the chat template the generation answers)")
+    from callscope.commands.request import read_template
+    from callscope.engine.decode.format_choice import choose_format
+    from callscope.engine.decode.templates import probe_caps
+
+    template = read_template(args.template)
+    choice = choose_format(template, probe_caps(template))
+    args.format = choice.format_id
+    default = next((trip for trip in choice.trips if trip.enable_thinking is None), None)
+    return choice.reason, bool(default and default.thinking)

@@ -3,7 +3,8 @@
 Its own module (not in ``run.py``) so that ``callscope prompt``, which loads no
 weights, does not import the decode loop, the grammar compiler or the report
 code just to parse the same options. Helpers import what they read from
-inside, so registering the options costs only the format list.
+inside, so registering the options costs only the format list and the demo
+presets (:mod:`~engine.decode.demos`, which loads nothing else).
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from callscope.commands.common import CliError, read_tools
 from callscope.engine.core.shipped import resource
+from callscope.engine.decode.demos import DEFAULT_DEMO, DEMOS
 from callscope.engine.decode.prompting import AUTO
 from callscope.engine.formats import FORMAT_IDS
 
 if TYPE_CHECKING:
     from callscope.engine.decode.templates import ChatTemplate
-
-DEFAULT_TOOLS = resource("tools", "default.json")
 
 
 def add_request_options(p: argparse.ArgumentParser) -> None:
@@ -28,20 +28,27 @@ def add_request_options(p: argparse.ArgumentParser) -> None:
         "--format", default=AUTO, help=f"wire format: auto (detect from the template) | {' | '.join(FORMAT_IDS)}"
     )
     p.add_argument("--template", metavar="FILE", help="render with this Jinja chat template (or tokenizer_config.json)")
-    p.add_argument("--prompt", help="the user message (default: a question that asks for the sample tools)")
+    p.add_argument("--prompt", help="the user message (default: the demo's)")
     p.add_argument(
         "--messages", metavar="FILE", help="JSON messages array, or a chat request body with messages (+tools)"
     )
+    p.add_argument("--tools", metavar="FILE", help="OpenAI tools array (default: the demo's, in resources/tools/)")
     p.add_argument(
-        "--tools", metavar="FILE", help="OpenAI tools array (default: the shipped resources/tools/default.json)"
+        "--demo",
+        choices=tuple(DEMOS),
+        default=DEFAULT_DEMO,
+        help="the demo request to start from: " + "; ".join(f"{d.name} = {d.summary}" for d in DEMOS.values())
+        + f" (default {DEFAULT_DEMO}; --prompt, --messages and --tools replace its parts)",
     )
 
 
 def read_request(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
-    """Messages and tools from ``--messages``/``--prompt``/``--tools`` (defaults: the demo request)."""
+    """Messages and tools from ``--messages``/``--prompt``/``--tools`` (defaults: the ``--demo`` request)."""
+    from callscope.engine.decode.demos import get_demo
     from callscope.engine.decode.errors import DecodeError
-    from callscope.engine.decode.messages import default_messages, load_messages
+    from callscope.engine.decode.messages import load_messages
 
+    demo = get_demo(getattr(args, "demo", None))
     tools_from_request = None
     if args.messages:
         try:
@@ -51,13 +58,13 @@ def read_request(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[d
         if args.prompt is not None:
             messages = [*messages, {"role": "user", "content": args.prompt}]
     else:
-        messages = default_messages(args.prompt)
+        messages = demo.messages(args.prompt)
     if args.tools:
         tools = read_tools(args.tools)
     elif tools_from_request is not None:
         tools = tools_from_request
     else:
-        tools = read_tools(str(DEFAULT_TOOLS))
+        tools = read_tools(str(resource("tools", demo.tools_file)))
     return messages, tools
 
 

@@ -1,10 +1,13 @@
 """`callscope run`: generate with a real model, token by token, and report what would have streamed.
 
-With no arguments it is a working demo: the packaged SmolLM2-135M model, the
-sample tools (``get_weather``, ``read_file``), a prompt that asks for both, and
-a grammar that makes the model write real calls (``--force-tool any``).
-Ctrl-C cancels the generation cleanly (the report and recording say
-``cancelled``).
+With no arguments it is a working demo (``--demo write-file``, see
+:mod:`~engine.decode.demos`): the packaged SmolLM2-135M model, one
+``write_file`` tool, a short prompt, and a grammar that makes the model write a
+real call of about 500 tokens at once, so the first delta leaves 10x or more
+before the atomic emission. ``--demo quick`` is the two-call demo (weather and
+file tools). The demo supplies every setting not given on the command line
+(calls, content line, string bound, max tokens, repeat penalty). Ctrl-C cancels the generation
+cleanly (the report and recording say ``cancelled``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from callscope.commands.request import (  # shared with `callscope prompt`
     read_template,
 )
 from callscope.commands.status import StatusLine
+from callscope.engine.decode.demos import DEFAULT_MAX_STRING, DemoPreset, get_demo
 from callscope.engine.decode.errors import DecodeError
 from callscope.engine.decode.grammar import ANY, OFF, form_choices
 from callscope.engine.decode.loop import SamplerSettings
@@ -58,11 +62,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="NAME|any|off",
         help="grammar-force a call to NAME, to any tool, or nothing (default any)",
     )
-    p.add_argument("--max-calls", type=int, default=2, help="at most this many forced calls (default 2)")
-    p.add_argument("--min-calls", type=int, default=1, help="at least this many forced calls (default 1)")
+    p.add_argument("--max-calls", type=int, help="at most this many forced calls (default: the demo's)")
+    p.add_argument("--min-calls", type=int, help="at least this many forced calls (default: the demo's)")
+    p.add_argument(
+        "--content-chars",
+        type=int,
+        metavar="N",
+        help="let the forced generation open with a content line of up to N characters (0: the call comes first; "
+        "default: the demo's)",
+    )
+    p.add_argument(
+        "--max-string",
+        type=int,
+        metavar="N",
+        help="longest string a forced argument may hold when its schema sets no maxLength (a schema's minLength "
+        f"still wins; default {DEFAULT_MAX_STRING}, or the demo's with the demo's own tools)",
+    )
     _add_form_options(p)
     add_policy_option(p)
-    p.add_argument("--max-tokens", type=int, default=256, help="stop after N tokens (default 256)")
+    p.add_argument("--max-tokens", type=int, help="stop after N tokens (default: the demo's)")
     p.add_argument(
         "--seed", type=int, default=_DEFAULT_SAMPLER.seed, help=f"sampling seed (default {_DEFAULT_SAMPLER.seed})"
     )
@@ -71,6 +89,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--record", metavar="OUT", help="write the run as a callscope.trace/1 trace (replay reproduces it)")
     add_report_options(p)
     p.set_defaults(handler=run)
+
+
+def _fill_from_demo(args: argparse.Namespace, demo: DemoPreset, tools: list[dict[str, Any]] | None) -> None:
+    """Every forced-call setting the command line left out takes the demo's value."""
+    if args.max_calls is None and args.min_calls is not None:
+        args.max_calls = max(demo.max_calls, args.min_calls)  # --min-calls 2 alone raises the demo's one call
+    for name, value in {**demo.run_options(tools), "max_tokens": demo.max_tokens}.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
 
 
 def _form_option(format_id: str) -> str:
@@ -107,6 +134,9 @@ def run(args: argparse.Namespace) -> int:
 
     check_policy(args.policy)
     check_format_option(args.format)
+    messages, tools = read_request(args)
+    demo = get_demo(args.demo)
+    _fill_from_demo(args, demo, tools)
     if args.max_tokens < 1:
         raise CliError("--max-tokens must be at least 1")
     if not (math.isfinite(args.temp) and args.temp >= 0):
@@ -115,9 +145,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--max-calls must be at least 1")
     if not 1 <= args.min_calls <= args.max_calls:
         raise CliError(f"--min-calls must be between 1 and --max-calls ({args.max_calls})")
+    if args.content_chars < 0:
+        raise CliError("--content-chars must be 0 or more")
+    if args.max_string < 1:
+        raise CliError("--max-string must be at least 1")
     if args.force_tool in ("", None):
         raise CliError(f"--force-tool takes a tool name, {ANY} or {OFF}")
-    messages, tools = read_request(args)
     template = read_template(args.template)
     settings = RunSettings(
         messages=messages,
@@ -127,10 +160,12 @@ def run(args: argparse.Namespace) -> int:
         force_tool=args.force_tool,
         max_calls=args.max_calls,
         min_calls=args.min_calls,
+        content_chars=args.content_chars,
+        max_string=args.max_string,
         forms=_chosen_forms(args),
         policy=args.policy,
         max_tokens=args.max_tokens,
-        sampler=SamplerSettings(temperature=args.temp, seed=args.seed),
+        sampler=SamplerSettings(temperature=args.temp, seed=args.seed, repeat_penalty=demo.repeat_penalty),
         record=args.record,
         name="run",
     )

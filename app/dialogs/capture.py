@@ -17,6 +17,7 @@ from callscope.engine.capture.request import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_READ_TIMEOUT,
     CaptureRequest,
+    RequestError,
     endpoint_url,
     parse_body,
 )
@@ -50,8 +51,34 @@ class CaptureValues:
     read_timeout: float
 
 
+def duplicate_key(text: str) -> str | None:
+    """The first key given twice in one object of ``text`` (JSON keeps the last silently), or None.
+
+    The editor opens on a body that already has ``"tool_choice": "auto"``: a user adding
+    ``"tool_choice": "required"`` above it would see the form's default win, without a word.
+    """
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, object]]) -> dict:
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen and not found:
+                found.append(key)
+            seen.add(key)
+        return dict(items)
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except ValueError:
+        return None  # not JSON at all: parse_body says so
+    return found[0] if found else None
+
+
 def request_from_values(values: CaptureValues) -> CaptureRequest:
     """Validate what the dialog collected; raises ``RequestError`` with a one-line message."""
+    twice = duplicate_key(values.body_text)
+    if twice is not None:
+        raise RequestError(f'request body: "{twice}" is given twice (the later one would silently win); keep one')
     return CaptureRequest(
         endpoint_url(values.url),
         parse_body(values.body_text, "request body"),

@@ -1,4 +1,8 @@
-"""The keyboard-shortcut list (``?``), read from the window's own actions so it is never out of date."""
+"""The keyboard-shortcut list (``?``), read from the window's own actions so it is never out of date.
+
+Next/previous pairs share a row, and the rows are laid out in two columns of
+key/action pairs, so the whole list fits on a small screen without scrolling.
+"""
 
 from __future__ import annotations
 
@@ -10,18 +14,23 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTableWidget, QTableWid
 class ShortcutsDialog(QDialog):
     """``?``: every keyboard shortcut, read from the window's actions (never out of date)."""
 
-    def __init__(self, rows: list[tuple[str, str]], parent: QWidget | None = None) -> None:
+    def __init__(self, rows: list[tuple[str, str]], parent: QWidget | None = None, columns: int = 2) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard shortcuts")
         self.resize(460, 520)
-        table = QTableWidget(len(rows), 2)
-        table.setHorizontalHeaderLabels(["keys", "action"])
+        self.rows = rows
+        per_column = -(-len(rows) // columns) if rows else 0
+        table = QTableWidget(per_column, 2 * columns)
+        table.setHorizontalHeaderLabels(["keys", "action"] * columns)
         table.verticalHeader().hide()
+        table.verticalHeader().setDefaultSectionSize(22)
         table.horizontalHeader().setStretchLastSection(True)
         table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        for i, (keys, what) in enumerate(rows):
-            table.setItem(i, 0, QTableWidgetItem(keys))
-            table.setItem(i, 1, QTableWidgetItem(what))
+        table.setWordWrap(False)
+        for n, (keys, what) in enumerate(rows):
+            row, column = n % per_column, 2 * (n // per_column)
+            table.setItem(row, column, QTableWidgetItem(keys))
+            table.setItem(row, column + 1, QTableWidgetItem(what))
         table.resizeColumnToContents(0)
         self.table = table
         layout = QVBoxLayout(self)
@@ -51,10 +60,25 @@ class ShortcutsDialog(QDialog):
 
 
 def describe_shortcuts(actions) -> list[tuple[str, str]]:
-    rows = []
+    """(keys, what) of every action with a shortcut; "Next X" and "Previous X" share one row."""
+    rows: list[tuple[str, str]] = []
     for action in actions:
         keys = [k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts()]
         keys = [k for k in keys if k]
         if keys:
             rows.append((" / ".join(keys), action.text().replace("&", "").rstrip(".…")))
-    return rows
+    return _pair(rows)
+
+
+def _pair(rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    nexts = {what.removeprefix("Next ") for _, what in rows if what.startswith("Next ")}
+    previous = {what.removeprefix("Previous "): keys for keys, what in rows
+                if what.startswith("Previous ") and what.removeprefix("Previous ") in nexts}
+    out = []
+    for keys, what in rows:
+        rest = what.removeprefix("Next ")
+        if what.startswith("Next ") and rest in previous:
+            out.append((f"{keys}  ·  {previous[rest]}", f"Next / previous {rest}"))
+        elif not (what.startswith("Previous ") and what.removeprefix("Previous ") in previous):
+            out.append((keys, what))
+    return out

@@ -37,8 +37,9 @@ from callscope.engine.inspector.sources import AnalysisSource
 from callscope.models.session import InspectorSession
 from callscope.ui.frame_throttle import FrameThrottle
 
-#: Seconds of analysis per frame; a burst faster than that is spread over several frames.
-FEED_BUDGET_S = 0.004
+#: Seconds of analysis per frame; a burst faster than that is spread over several frames. Indexing what was
+#: fed and redrawing the panes cost about as much again, so this is a quarter of a 60 Hz frame.
+FEED_BUDGET_S = 0.0025
 #: Items fed between two looks at the clock (reading it per item would cost more than most items).
 _CLOCK_EVERY = 64
 
@@ -150,9 +151,10 @@ class LiveController(QObject, Generic[Item]):
 
     def _conclude(self, final: Analysis, label: str) -> None:
         """The stream ended: its final analysis replaces the growing one, as a source of its own."""
+        parked = self._parked_step()
         self._settle()
         self.analysis = final
-        self.session.open(AnalysisSource([final], self.tools, label=label), final.source.policy)
+        self.session.open(AnalysisSource([final], self.tools, label=label), final.source.policy, keep_step=parked)
         self.progress.emit(self._progress_text())
         self.ended.emit(final)
 
@@ -168,6 +170,13 @@ class LiveController(QObject, Generic[Item]):
             self.session.restore(self._before)
         self._before = None
         self.failed.emit(message)
+
+    def _parked_step(self) -> int | None:
+        """The step the user parked the cursor at while this stream grew (None: it was following the end)."""
+        state = self.session.state
+        if state is None or self.analysis is None or state.analysis is not self.analysis or state.cursor >= state.last:
+            return None
+        return state.cursor_step
 
     def _settle(self) -> None:
         self._feed.cancel()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QObject, QTimer
 
+from callscope.engine.analysis.report import plural
 from callscope.engine.capture.client import CaptureResult, Line, StreamCapture
 from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_result
 from callscope.engine.capture.request import CaptureRequest
@@ -100,7 +101,7 @@ class CaptureController(LiveController[Line]):
 
     def _progress_text(self) -> str:
         steps = len(self.analysis.steps) if self.analysis is not None else 0
-        return f"{steps} chunks · {self._last_ms / 1000:.1f} s"
+        return f"{plural(steps, 'chunk')} · {self._last_ms / 1000:.1f} s"
 
     async def _run(self, capture: StreamCapture, recorder: CaptureRecorder, name: str) -> None:
         try:

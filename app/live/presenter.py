@@ -50,8 +50,22 @@ class LivePresenter(QObject):
         controller.progress.connect(self._progress)
         controller.ended.connect(self._ended)
         controller.failed.connect(self._failed)
+        self.controller = controller
+        controller.session.analysisChanged.connect(self._shown)
+        self._owns_line = False  # the status line describes this controller's stream
+
+    def _shown(self) -> None:
+        """Another source is on screen: the line about this one's last stream no longer applies."""
+        state = self.controller.session.state
+        if not self._owns_line or self.controller.running:
+            return
+        if state is None or state.analysis is not self.controller.analysis:
+            self._owns_line = False
+            self.widgets.phase.setText("")
+            self.widgets.rate.setText("")
 
     def _started(self) -> None:
+        self._owns_line = True
         w = self.widgets
         w.busy.show()
         w.stop.show()

@@ -16,6 +16,7 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
 
 from callscope.engine.analysis.analyzer import Analyzer, TokenItem
+from callscope.engine.analysis.report import plural
 from callscope.engine.formats import make_parser
 from callscope.live.base import LiveController
 from callscope.live.run_worker import RunPlan, RunRequest, RunWorker
@@ -88,7 +89,7 @@ class RunController(LiveController[TokenItem]):
         return (self.received - 1) * 1000.0 / (self._last_ms - self._first_ms)
 
     def _progress_text(self) -> str:
-        return f"{self.received} tokens · {self.tokens_per_second:.1f} tok/s"
+        return f"{plural(self.received, 'token')} · {self.tokens_per_second:.1f} tok/s"
 
     # ------------------------------------------------------------ worker signals (GUI thread)
 

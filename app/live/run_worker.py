@@ -36,6 +36,7 @@ class RunRequest:
     seed: int = 7
     record: str | None = None
     name: str = "run"
+    demo: str | None = None  # a demo preset's forced-call settings and sampling (engine.decode.demos)
 
 
 @dataclass(slots=True)
@@ -81,11 +82,13 @@ class RunWorker(QObject):
             self.failed.emit(f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
 
     def _run(self, request: RunRequest) -> None:
+        from callscope.engine.decode.demos import get_demo
         from callscope.engine.decode.loop import SamplerSettings
         from callscope.engine.decode.session import LiveRun, RunSettings
 
         model = self._load(request.model_path)
         self.phase.emit("processing prompt…")
+        demo = get_demo(request.demo) if request.demo else None
         settings = RunSettings(
             messages=request.messages,
             tools=request.tools,
@@ -93,9 +96,10 @@ class RunWorker(QObject):
             force_tool=request.force_tool,
             policy=request.policy,
             max_tokens=request.max_tokens,
-            sampler=SamplerSettings(seed=request.seed),
+            sampler=SamplerSettings(seed=request.seed, repeat_penalty=demo.repeat_penalty if demo else 1.0),
             record=request.record,
             name=request.name,
+            **(demo.run_options(request.tools) if demo else {}),
         )
         live = LiveRun(model, settings)
         self.prepared.emit(

@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.inspector.sources import Source, SourceError
 from callscope.engine.inspector.state import CursorView, InspectorState
+from callscope.engine.policies import POLICY_IDS
 from callscope.ui.frame_throttle import FrameThrottle
 
 
@@ -28,6 +29,8 @@ class InspectorSession(QObject):
     grew = Signal(str)
     #: A chunk was picked in the deltas table: the text pane highlights what produced it.
     chunkPicked = Signal(int)
+    #: The shown stream's bookmarks changed (the timeline draws them).
+    bookmarksChanged = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -35,6 +38,8 @@ class InspectorSession(QObject):
         self.source: Source | None = None
         self.analyses: list[Analysis] = []
         self.run_index = 0
+        #: The policy the next source is analysed under: the user's choice. A capture's "server" (what a
+        #: live server did is no policy of ours) is shown by its analysis but never becomes this.
         self.policy = "incremental"
         self._redraw = FrameThrottle(self._emit_cursor, parent=self)
         self._hover = FrameThrottle(self._emit_hover, parent=self)
@@ -43,8 +48,12 @@ class InspectorSession(QObject):
 
     # ------------------------------------------------------------ loading
 
-    def open(self, source: Source, policy: str | None = None, run: str | None = None) -> None:
-        """Analyse ``source`` and show it; raises :class:`SourceError` leaving the current view as it was."""
+    def open(self, source: Source, policy: str | None = None, run: str | None = None,
+             keep_step: int | None = None) -> None:
+        """Analyse ``source`` and show it; raises :class:`SourceError` leaving the current view as it was.
+
+        ``keep_step``: put the cursor there (a finished live run the user had parked the cursor in).
+        """
         policy = policy or self.policy
         analyses = source.analyses(policy)
         if not analyses:
@@ -53,8 +62,14 @@ class InspectorSession(QObject):
         if run is not None:
             names = [a.name for a in analyses]
             index = names.index(run) if run in names else 0
-        self.source, self.analyses, self.policy = source, analyses, policy
-        self._show(index, keep_step=None)
+        self.source, self.analyses = source, analyses
+        self._choose(policy)
+        self._show(index, keep_step=keep_step)
+
+    def _choose(self, policy: str) -> None:
+        """Remember ``policy`` for the next source, if it is one of ours (not a capture's "server")."""
+        if policy in POLICY_IDS:
+            self.policy = policy
 
     def set_policy(self, policy: str) -> None:
         """Re-analyse the current source under ``policy``, keeping the cursor's step."""
@@ -75,7 +90,7 @@ class InspectorSession(QObject):
         """Show an analysis built elsewhere (a live run), possibly still growing."""
         self.source = source
         self.analyses = [analysis]
-        self.policy = analysis.source.policy
+        self._choose(analysis.source.policy)
         self._show(0, keep_step=None, at_end=True)
 
     def snapshot(self) -> tuple | None:
@@ -88,8 +103,9 @@ class InspectorSession(QObject):
         """Show a :meth:`snapshot` again, cursor at the same step (nothing is re-analysed)."""
         if snapshot is None:
             return
-        self.source, analyses, index, self.policy, step = snapshot
+        self.source, analyses, index, policy, step = snapshot
         self.analyses = analyses
+        self._choose(policy)
         self._show(index, keep_step=step)
 
     def _show(self, index: int, keep_step: int | None, at_end: bool = False) -> None:
@@ -144,6 +160,8 @@ class InspectorSession(QObject):
     def _on_state(self, what: str) -> None:
         if what == "cursor":
             self._redraw.request()
+        elif what == "bookmarks":
+            self.bookmarksChanged.emit()
         else:
             self._hover.request()
 
@@ -154,6 +172,13 @@ class InspectorSession(QObject):
     def _emit_hover(self) -> None:
         if self.state is not None:
             self.hoverChanged.emit(-1 if self.state.hover is None else self.state.hover)
+
+    def refresh(self) -> None:
+        """Every pane draws the shown analysis again (the theme changed); nothing is re-analysed."""
+        if self.state is None:
+            return
+        self.analysisChanged.emit()
+        self.cursorChanged.emit(self.state.cursor)
 
     def flush(self) -> None:
         """Deliver pending redraws now (tests, benchmarks, screenshots)."""

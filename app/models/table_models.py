@@ -140,7 +140,7 @@ class CompareModel(RowTableModel):
         return super().headerData(section, orientation, role)
 
     def background(self, row: CompareRow, column: int) -> QColor | None:
-        return theme.qcolor("#4a3519", 150) if row.differs else None
+        return theme.qcolor(theme.DIFFERS_BG, 150) if row.differs else None
 
     def foreground(self, row: CompareRow, column: int) -> QColor | None:
         if column == 4 and row.left_chars > row.right_chars:

@@ -1,8 +1,10 @@
-"""Emitted deltas: the chunks up to the cursor, the raw JSON of the selected one, arguments so far per call.
+"""Emitted deltas: every chunk, those the client has by the cursor in full colour, the raw JSON of the
+selected one, arguments so far per call.
 
 Selecting a chunk moves the cursor to its step and highlights, in the text
-pane, the tokens that produced it. New rows follow the cursor (the table
-scrolls to the newest chunk unless the user picked one).
+pane, the tokens that produced it; the table does not move under the mouse
+(no row is removed: the ones after the cursor are dimmed). Otherwise the
+table follows the cursor, keeping the newest chunk sent by then in view.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import html
 
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QHeaderView,
     QPlainTextEdit,
     QSplitter,
@@ -66,32 +69,47 @@ class ChunksView(QWidget):
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
         # a shrinking pane (window resized, splitter dragged) must not hide the cursor's newest row
         self.table.verticalScrollBar().rangeChanged.connect(self._keep_newest_row)
+        self._pinned = False  # the user picked a row: the table stays where it is until the cursor moves otherwise
         session.analysisChanged.connect(self.rebuild)
         session.cursorChanged.connect(self.show_cursor)
 
     def rebuild(self) -> None:
         state = self.session.state
-        self.model.set_chunks(state.chunk_index if state else None, 0)
+        sent = state.chunk_index.count_until(state.cursor_step) if state else 0
+        self.model.set_chunks(state.chunk_index if state else None, sent)
         self._raw_shown = None
+        self._pinned = False
         self.raw.clear()
         self.accumulated.clear()
+        self._follow()
 
     def show_cursor(self, index: int) -> None:
         state = self.session.state
         if state is None:
             return
         count = state.chunk_index.count_until(state.timebase.step(index))
-        self.model.set_visible(count)
-        if not self._picking and count:
-            self.table.scrollToBottom()
+        self.model.sync_rows()
+        self.model.set_sent(count)
+        if not self._picking:
+            self._pinned = False
+            self._follow()
         current = self.table.currentIndex()
         if not self._picking and count and not (current.isValid() and current.row() < count):
             self._show_raw(count - 1)  # nothing picked: the newest chunk the client has
         self._show_accumulated(count)
 
+    def _follow(self) -> None:
+        """Keep the newest chunk the client has in view (scrolling only when it is out of sight)."""
+        if not self.model.sent or self._pinned:
+            return
+        index = self.model.index(self.model.sent - 1, 0)
+        rect = self.table.visualRect(index)
+        if not (rect.isValid() and self.table.viewport().rect().contains(rect)):
+            self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)  # with what led to it above
+
     def _keep_newest_row(self, _low: int, _high: int) -> None:
-        if not self._picking and self.model.rowCount():
-            self.table.scrollToBottom()
+        if not self._picking:
+            self._follow()
 
     def _show_raw(self, number: int) -> None:
         state = self.session.state
@@ -125,6 +143,7 @@ class ChunksView(QWidget):
         number = current.row()
         self._show_raw(number)
         self._picking = True
+        self._pinned = True
         try:
             self.session.pick_chunk(number)
         finally:

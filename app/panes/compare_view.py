@@ -56,8 +56,17 @@ class CompareView(QWidget):
         self.model = CompareModel(self)
         self.table = row_table(self.model, alternating=False)
         self.table.setFont(theme.mono_font(9))
-        # Every column as wide as its cells (a narrow pane scrolls sideways rather than cutting "header[0] li…").
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # The two sides share the width equally, whatever the pane's size: the step, time and running totals
+        # are as wide as their cells, and a long cell elides (its tooltip has it whole). Sized to contents,
+        # a long left cell pushed the right side's header and cells out of a 1400 px window.
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setMinimumSectionSize(40)
+        for column in range(len(self.model.columns)):
+            mode = QHeaderView.ResizeMode.Stretch if column in (2, 3) else QHeaderView.ResizeMode.ResizeToContents
+            header.setSectionResizeMode(column, mode)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         bar = QHBoxLayout()
         label = QLabel("against")
         label.setObjectName("Caption")
@@ -144,6 +153,7 @@ class CompareView(QWidget):
         self.model.set_rows(self.comparison.rows)
         self._steps = [r.step for r in self.comparison.rows]
         c = self.comparison
+        self.follow_cursor()  # the new rows line up with the cursor at once, not at the next cursor move
         self.summary.setText(
             f'<span style="color:{theme.WARN}">the two sides differ at {c.differing} of the {len(c.rows)} {left.unit}s where either emits</span><br>'
             f'<span style="color:{theme.POLICY_COLOR}">◀ {html.escape(c.side_summary("left"))}</span><br>'

@@ -44,6 +44,10 @@ class Pane(QFrame):
     def set_body(self, widget: QWidget) -> None:
         self.body_layout.addWidget(widget, 1)
 
+    def add_footer(self, widget: QWidget) -> None:
+        """A line under the body, as tall as it needs (the body keeps the rest)."""
+        self.body_layout.addWidget(widget, 0)
+
     def set_subtitle(self, text: str) -> None:
         self.subtitle.setText(text)
 

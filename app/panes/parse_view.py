@@ -1,8 +1,12 @@
 """The partial parse at the cursor: content, reasoning, and each call's name and arguments so far.
 
-What the cursor's step changed is highlighted (appended text on a green
-ground, a call opened or named at this step flagged). Very long fields show
-their tail (the part that is changing); the header says how much is hidden.
+At the top, the step's diff (:mod:`engine.inspector.step_diff`): what this
+step added, what went out on the wire for it, and what is withheld and why
+(append-only broken, an unnamed call holding back later ones, a held partial
+marker). Below, the parse: what the step changed is highlighted (appended text
+on a green ground, a call opened or named at this step flagged) and scrolled
+into view. Very long fields show their tail (the part that is changing); the
+header says how much is hidden.
 """
 
 from __future__ import annotations
@@ -13,10 +17,15 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from callscope.engine.core.parse_model import Parse
 from callscope.engine.inspector.parse_cursor import StepDelta
+from callscope.engine.inspector.step_diff import StepDiff
 from callscope.models.session import InspectorSession
 from callscope.ui import theme
 
-TAIL_CHARS = 6000
+TAIL_CHARS = 2500
+#: While a stream is live its fields change every frame: a shorter tail (still more than the pane shows).
+LIVE_TAIL_CHARS = 1500
+#: The anchor the pane scrolls to: the first text the cursor's step changed.
+CHANGE_ANCHOR = "change"
 
 
 def _field(text: str, added: str, limit: int = TAIL_CHARS) -> str:
@@ -35,8 +44,27 @@ def _field(text: str, added: str, limit: int = TAIL_CHARS) -> str:
         out += f'<span style="color:{theme.DIM}">… {hidden:,} earlier characters …</span>'
     out += html.escape(old)
     if new:
-        out += f'<span style="background:{theme.NEW_TEXT_BG};color:#ffffff">{html.escape(new)}</span>'
+        out += (f'<a name="{CHANGE_ANCHOR}"></a><span style="background:{theme.NEW_TEXT_BG};color:{theme.NEW_TEXT}">'
+                f"{html.escape(new)}</span>")
     return out
+
+
+def render_step(diff: StepDiff, unit: str) -> str:
+    """The step's diff: added, sent, withheld and why (a few lines above the parse)."""
+    if diff.quiet:
+        return (f'<div style="color:{theme.DIM};font-size:8.5pt">{unit} {diff.step}: no parse event, nothing sent, '
+                "nothing held</div>")
+    rows = []
+    for line in diff.added:
+        rows.append(f'<span style="color:{theme.OK}">+</span> {html.escape(line)}')
+    for line in diff.sent:
+        rows.append(f'<span style="color:{theme.ACCENT}">→</span> sent {html.escape(line)}')
+    for item in diff.withheld:
+        rows.append(f'<span style="color:{theme.WARN}">‖</span> withheld <b>{html.escape(item.what)}</b>: '
+                    f'<span style="color:{theme.DIM}">{html.escape(item.why)}</span>')
+    head = f'<span style="font-weight:600;letter-spacing:1px">THIS STEP</span> · {unit} {diff.step}'
+    return (f'<div style="font-size:8.5pt;margin-bottom:6px;background:{theme.PANEL_ALT}">{head}<br>'
+            + "<br>".join(rows) + "</div>")
 
 
 def _tag(text: str, color: str) -> str:
@@ -45,7 +73,7 @@ def _tag(text: str, color: str) -> str:
     )
 
 
-def render_parse(parse: Parse, delta: StepDelta, step: int, unit: str) -> str:
+def render_parse(parse: Parse, delta: StepDelta, step: int, unit: str, limit: int = TAIL_CHARS) -> str:
     """The pane's HTML for one parse (kept separate so tests can read it without a window)."""
     mono = f"font-family:{theme.MONO_CSS};font-size:9.5pt;white-space:pre-wrap"
     head = f"color:{theme.DIM};font-size:8.5pt;font-weight:600;letter-spacing:1px"
@@ -59,10 +87,10 @@ def render_parse(parse: Parse, delta: StepDelta, step: int, unit: str) -> str:
     parts.append(f'<div style="color:{theme.DIM};font-size:9pt">{state}{"".join(changed)}</div>')
     if parse.reasoning or delta.reasoning:
         parts.append(f'<p style="{head}">REASONING <span style="font-weight:400">· {len(parse.reasoning):,} chars</span></p>')
-        parts.append(f'<div style="{mono};color:{theme.SPAN_COLORS["reasoning"]}">{_field(parse.reasoning, delta.reasoning)}</div>')
+        parts.append(f'<div style="{mono};color:{theme.SPAN_COLORS["reasoning"]}">{_field(parse.reasoning, delta.reasoning, limit)}</div>')
     if parse.content or delta.content or not parse.calls:
         parts.append(f'<p style="{head}">CONTENT <span style="font-weight:400">· {len(parse.content):,} chars</span></p>')
-        body = _field(parse.content, delta.content) or f'<span style="color:{theme.FAINT}">(empty)</span>'
+        body = _field(parse.content, delta.content, limit) or f'<span style="color:{theme.FAINT}">(empty)</span>'
         parts.append(f'<div style="{mono}">{body}</div>')
     for index, call in enumerate(parse.calls):
         color = theme.call_color(index)
@@ -79,7 +107,7 @@ def render_parse(parse: Parse, delta: StepDelta, step: int, unit: str) -> str:
             f'<p style="{head}">CALL {index} <span style="color:{color};font-size:10pt;letter-spacing:0">{name}</span>'
             f'{ident}<span style="font-weight:400"> · {len(call.arguments):,} chars</span>{flags}</p>'
         )
-        args = _field(call.arguments, delta.arguments.get(index, "")) or f'<span style="color:{theme.FAINT}">(no arguments yet)</span>'
+        args = _field(call.arguments, delta.arguments.get(index, ""), limit) or f'<span style="color:{theme.FAINT}">(no arguments yet)</span>'
         parts.append(f'<div style="{mono};color:{color}">{args}</div>')
     if delta.dropped_to is not None:
         parts.append(f'<p style="color:{theme.BAD}">calls dropped to {delta.dropped_to} at this step</p>')
@@ -108,4 +136,12 @@ class ParseView(QTextBrowser):
         if key == self._last:
             return
         self._last = key
-        self.setHtml(render_parse(view.parse, view.delta, view.step, state.analysis.unit))
+        unit = state.analysis.unit
+        keep = self.verticalScrollBar().value()
+        limit = LIVE_TAIL_CHARS if state.live else TAIL_CHARS
+        page = render_step(state.step_diff(index), unit) + render_parse(view.parse, view.delta, view.step, unit, limit)
+        self.setHtml(page)
+        if f'name="{CHANGE_ANCHOR}"' in page:
+            self.scrollToAnchor(CHANGE_ANCHOR)  # the text this step changed: often far below a long field
+        else:
+            self.verticalScrollBar().setValue(keep)  # nothing changed here: stay where the reader was

@@ -4,15 +4,19 @@
 decisions into cursor moves on a single-shot timer scheduled for exactly when
 the next position is due (so 1x reproduces the recording's timing), or on
 every event-loop turn for "as fast as possible". Moving the cursor by hand
-while playing continues from there.
+while playing continues from there. :meth:`PlaybackDriver.run_to` plays until a
+step (a debugger's "run to the next violation") and stops there.
+
+Every control is reachable by Tab and shows a focus ring; a focused button or
+check box takes Space and Enter itself (they are not the window's play/pause then).
 """
 
 from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QElapsedTimer, QObject, QSize, Qt, QTimer, Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QWidget
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtWidgets import QAbstractButton, QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QWidget
 
 from callscope.engine.inspector.playback import ASAP, SPEEDS, PlaybackClock
 from callscope.models.session import InspectorSession
@@ -36,6 +40,7 @@ class PlaybackDriver(QObject):
         self._timer.timeout.connect(self._tick)
         self._elapsed = QElapsedTimer()  # nanosecond reads: whole-ms restarts lose time and can stall
         self._driving = False
+        self._stop_at: int | None = None  # run_to: pause once the cursor reaches this step
         self.ticks = 0
         session.analysisChanged.connect(self._rebind)
 
@@ -74,7 +79,18 @@ class PlaybackDriver(QObject):
         self.playingChanged.emit(True)
         self._schedule()
 
+    def run_to(self, step: int) -> bool:
+        """Play from the cursor until ``step`` (at the current speed), then pause there; False if it is behind."""
+        state = self.session.state
+        if state is None or state.live or step <= state.cursor_step:
+            return False
+        self._stop_at = step
+        if not self.playing:
+            self.play()
+        return True
+
     def pause(self) -> None:
+        self._stop_at = None
         if self.clock is not None and self.clock.playing:
             self.clock.pause()
             self._timer.stop()
@@ -125,11 +141,32 @@ class PlaybackDriver(QObject):
         state = self.session.state
         if state is None:
             return
+        stop_at = self._stop_at
+        if stop_at is not None and state.timebase.step(index) >= stop_at:
+            index = state.timebase.index_of_step(stop_at)  # never run past the target, whatever the speed
         self._driving = True
         try:
             state.set_cursor(index)
         finally:
             self._driving = False
+        if stop_at is not None and state.cursor_step >= stop_at:
+            self.pause()
+
+
+class _OwnKeys(QObject):
+    """A focused button or check box takes Space and Enter (else they would be the window's play/pause)."""
+
+    KEYS = (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and event.key() in self.KEYS and not event.modifiers():
+            event.accept()
+            return True
+        if (event.type() == QEvent.Type.KeyPress and event.key() in self.KEYS[1:]
+                and isinstance(watched, QAbstractButton)):
+            watched.click()  # Enter activates a button as Space does
+            return True
+        return False
 
 
 def _button(icon: str, tip: str) -> QToolButton:
@@ -139,7 +176,8 @@ def _button(icon: str, tip: str) -> QToolButton:
     button.setToolTip(tip)
     button.setObjectName("Transport")
     button.setAutoRaise(False)
-    button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+    button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+    button.setAccessibleName(tip.split(" (")[0])
     return button
 
 
@@ -155,6 +193,7 @@ class PlaybackBar(QWidget):
         self.prev_delta = _button("prev_delta", "Previous emitted delta (Shift+Left)")
         self.prev_token = _button("prev_token", "Previous token (, or Left)")
         self.play = _button("play", "Play / pause (Space)")
+        self.play.setIcon(transport_icon("play", "#ffffff"))
         self.play.setObjectName("Play")
         self.play.setCheckable(True)
         self.next_token = _button("next_token", "Next token (. or Right)")
@@ -163,7 +202,7 @@ class PlaybackBar(QWidget):
         for b in (self.home, self.prev_delta, self.prev_token, self.play, self.next_token, self.next_delta, self.end):
             layout.addWidget(b)
         self.slider = QSlider(Qt.Orientation.Horizontal)
-        self.slider.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.slider.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.slider.setToolTip("Scrub")
         layout.addSpacing(6)
         layout.addWidget(self.slider, 1)
@@ -177,11 +216,17 @@ class PlaybackBar(QWidget):
             self.speed.addItem(label, value)
         self.speed.setCurrentIndex(SPEEDS.index(1.0))
         self.speed.setToolTip("Playback speed ([ and ]); max = as fast as possible")
-        self.speed.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.speed.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.speed.setAccessibleName("Playback speed")
         layout.addWidget(self.speed)
         self.loop = QCheckBox("loop")
-        self.loop.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.loop.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.loop.setToolTip("Loop playback (L)")
         layout.addWidget(self.loop)
+        self._own_keys = _OwnKeys(self)
+        for widget in (self.home, self.prev_delta, self.prev_token, self.play, self.next_token, self.next_delta,
+                       self.end, self.loop):
+            widget.installEventFilter(self._own_keys)
         self._setting = False
         self.slider.valueChanged.connect(self._scrubbed)
         self.speed.currentIndexChanged.connect(lambda i: driver.set_speed(self.speed.itemData(i)))
@@ -191,6 +236,13 @@ class PlaybackBar(QWidget):
         session.analysisChanged.connect(self._rebuild)
         session.cursorChanged.connect(self._show)
         session.grew.connect(lambda _t: self._rebuild())
+
+    def restyle(self) -> None:
+        """The theme changed: icons in its colour (play's stays white on its blue)."""
+        for button, icon in ((self.home, "home"), (self.prev_delta, "prev_delta"), (self.prev_token, "prev_token"),
+                             (self.next_token, "next_token"), (self.next_delta, "next_delta"), (self.end, "end")):
+            button.setIcon(transport_icon(icon))
+        self._playing(self.driver.playing)
 
     def connect_navigation(self, home, prev_delta, prev_token, next_token, next_delta, end) -> None:
         for button, slot in (
@@ -239,4 +291,4 @@ class PlaybackBar(QWidget):
 
     def _playing(self, playing: bool) -> None:
         self.play.setChecked(playing)
-        self.play.setIcon(transport_icon("pause" if playing else "play"))
+        self.play.setIcon(transport_icon("pause" if playing else "play", "#ffffff"))

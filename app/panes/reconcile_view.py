@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from callscope.engine.inspector.expected import Expected, expected_for
 from callscope.engine.inspector.reconcile import EQUAL, FINAL, CallVerdict, Reconciliation, reconcile
 from callscope.models.session import InspectorSession
 from callscope.models.table_models import CallVerdictModel, ViolationModel
@@ -50,25 +51,46 @@ def diff_html(call: CallVerdict) -> str:
         if piece.tag == EQUAL:
             out.append(f'<span style="color:{theme.TEXT}">{escaped}</span>')
         elif piece.tag == FINAL:
-            out.append(f'<span style="background:#1f4d33;color:#9ff0bf">{escaped}</span>')
+            out.append(f'<span style="background:{theme.DIFF_ADD_BG};color:{theme.DIFF_ADD}">{escaped}</span>')
         else:
-            out.append(f'<span style="background:#5a1f27;color:#ffb3b3;text-decoration:line-through">{escaped}</span>')
+            out.append(f'<span style="background:{theme.DIFF_DEL_BG};color:{theme.DIFF_DEL};text-decoration:line-through">'
+                       f"{escaped}</span>")
     legend = (
         f'<div style="color:{theme.DIM};font-size:8.5pt;margin-bottom:4px">call {call.index} {html.escape(call.name)}: '
-        f'<span style="background:#5a1f27;color:#ffb3b3">only on the wire</span> '
-        f'<span style="background:#1f4d33;color:#9ff0bf">only in the terminal parse</span></div>'
+        f'<span style="background:{theme.DIFF_DEL_BG};color:{theme.DIFF_DEL}">only on the wire</span> '
+        f'<span style="background:{theme.DIFF_ADD_BG};color:{theme.DIFF_ADD}">only in the terminal parse</span></div>'
     )
     return legend + f'<div style="font-family:{theme.MONO_CSS};white-space:pre-wrap">{"".join(out)}</div>'
 
 
-def headline_html(result: Reconciliation, color: str) -> str:
-    """The verdict line; when the source said why the stream ended, that sentence goes under it."""
-    mark = f'<span style="color:{color};font-weight:600">{"✓" if result.ok else "✗"}</span>&nbsp; '
+def headline_html(result: Reconciliation, color: str, expected: Expected | None = None) -> str:
+    """The verdict line; why the stream ended, what a cut stream held back, and the documented verdict under it."""
+    glyph = "■" if result.cut else ("✓" if result.ok else "✗")  # a cut stream neither passes nor fails
+    mark = f'<span style="color:{color};font-weight:600">{glyph}</span>&nbsp; '
     if result.end_detail is None:
-        return (mark + html.escape(result.headline)
-                + f' <span style="color:{theme.DIM}">(generation ended: {html.escape(result.finish_cause)})</span>')
-    return (mark + html.escape(result.headline)
-            + f'<br><span style="color:{theme.DIM}">finish_reason {html.escape(result.finish_sentence)}</span>')
+        out = (mark + html.escape(result.headline)
+               + f' <span style="color:{theme.DIM}">(generation ended: {html.escape(result.finish_cause)})</span>')
+    else:
+        out = (mark + html.escape(result.headline)
+               + f'<br><span style="color:{theme.DIM}">finish_reason {html.escape(result.finish_sentence)}</span>')
+    if result.held_sentence:
+        out += f'<br><span style="color:{theme.WARN}">{html.escape(result.held_sentence)}</span>'
+    if expected is not None:
+        if expected.description:
+            out += f'<br><span style="color:{theme.DIM}">{html.escape(expected.description)}</span>'
+        if expected.checked:
+            tone = theme.OK if expected.matches else theme.BAD
+            out += f'<br><span style="color:{tone}">{html.escape(expected.sentence)}</span>'
+    return out
+
+
+def verdict_color(result: Reconciliation) -> str:
+    """Green only for a finished stream that reconstructs with no violation; a cut stream is a warning."""
+    if result.cut:
+        return theme.WARN
+    if result.ok:
+        return theme.OK
+    return theme.BAD if any(not c.reconstructs for c in result.calls) else theme.WARN
 
 
 class ReconcileView(QWidget):
@@ -87,7 +109,7 @@ class ReconcileView(QWidget):
         self.violations = ViolationModel(self)
         self.violations_table = row_table(self.violations)
         self.violations_table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        self.violations_table.setToolTip("Double-click (or Enter) to jump to the violation's step")
+        self.violations_table.setToolTip("Select a violation (click, arrow keys) to jump to its step")
         self.violations_table.setWordWrap(True)
         violations_box = QWidget()
         vbox = QVBoxLayout(violations_box)
@@ -109,6 +131,7 @@ class ReconcileView(QWidget):
         layout.addWidget(self.headline)
         layout.addWidget(split, 1)
         self.calls_table.selectionModel().currentRowChanged.connect(self._call_selected)
+        self.violations_table.selectionModel().currentRowChanged.connect(self._violation_selected)
         self.violations_table.activated.connect(self._violation_activated)
         self.violations_table.doubleClicked.connect(self._violation_activated)
         session.analysisChanged.connect(self.rebuild)
@@ -126,12 +149,11 @@ class ReconcileView(QWidget):
             self.headline.setText(f'<span style="color:{theme.DIM}">Generating… reconciliation happens at the terminal parse.</span>')
             self.calls.set_rows([])
             self.violations.set_rows(list(analysis.violations))
+            self.violations_caption.setText(f"Violations ({len(analysis.violations)})")
             self.diff.clear()
             return
-        self.result = reconcile(analysis)
-        ok = self.result.ok
-        color = theme.OK if ok else (theme.BAD if any(not c.reconstructs for c in self.result.calls) else theme.WARN)
-        self.headline.setText(headline_html(self.result, color))
+        self.result = reconcile(analysis, state.held_text(state.last))
+        self.headline.setText(headline_html(self.result, verdict_color(self.result), expected_for(analysis)))
         self.calls.set_rows(self.result.calls)
         self.violations.set_rows(self.result.violations)
         self.violations_caption.setText(f"Violations ({len(self.result.violations)})")
@@ -161,11 +183,15 @@ class ReconcileView(QWidget):
         state = self.session.state
         if state is not None and len(state.analysis.violations) != len(self.violations.rows):
             self.violations.set_rows(list(state.analysis.violations))
+            self.violations_caption.setText(f"Violations ({len(state.analysis.violations)})")
 
     def _call_selected(self, current, _previous) -> None:
         if self.result is None or not current.isValid() or current.row() >= len(self.result.calls):
             return
         self.diff.setHtml(diff_html(self.result.calls[current.row()]))
+
+    def _violation_selected(self, current, _previous) -> None:
+        self._violation_activated(current)
 
     def _violation_activated(self, index) -> None:
         state = self.session.state

@@ -1,4 +1,8 @@
-"""The strip above the timeline: what is shown (source, run, format, policy) and its verdict at a glance."""
+"""The strip above the timeline: what is shown (source, run, format, policy) and its verdict at a glance.
+
+A recording of the fixture library also says what it demonstrates and whether the verdict it documents
+still holds (:mod:`engine.inspector.expected`). A cut stream (cancelled, failed) is never shown as a pass.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from callscope.engine.analysis.report import describe_finish
+from callscope.engine.analysis.report import describe_finish, plural
+from callscope.engine.core.causes import UNFINISHED
+from callscope.engine.inspector.expected import expected_for
 from callscope.engine.inspector.reconcile import calls_verdict, finish_badge
 from callscope.engine.inspector.ttfd import ttfd_label
 from callscope.engine.policies import POLICY_IDS
@@ -64,6 +70,7 @@ class SourceBar(QFrame):
         self.calls = _badge(minimum=NEVER_ELIDE)
         self.violations = _badge(minimum=NEVER_ELIDE)
         self.ttfd = _badge("info")
+        self.expected = _badge(minimum=NEVER_ELIDE)  # a library recording's documented verdict; its tooltip says why
         top = QHBoxLayout()
         top.setSpacing(10)
         self.name.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
@@ -77,17 +84,17 @@ class SourceBar(QFrame):
         badges = QHBoxLayout()
         badges.setSpacing(8)
         # The verdicts keep their full text; the TTFD claim (also on the TTFD tab) is last and elides first.
-        for badge in (self.calls, self.finish, self.violations, self.ttfd):
+        for badge in (self.calls, self.finish, self.violations, self.expected, self.ttfd):
             badges.addWidget(badge)
         badges.addStretch(1)
         layout.addLayout(top)
         layout.addLayout(badges)
         self.run.hide()
-        # Arrow keys belong to the cursor: a combo that took focus by Tab or at launch would turn
-        # Up/Down into a silent re-analysis under another policy (or another run).
+        # Reachable by Tab (and by click), never focused at launch: the window gives the keyboard to the
+        # timeline, so the arrow keys step the cursor until the user deliberately tabs to a selector.
         for combo in (self.run, self.policy):
-            combo.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
-        for badge in (self.finish, self.calls, self.violations, self.ttfd):
+            combo.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        for badge in (self.finish, self.calls, self.violations, self.expected, self.ttfd):
             badge.hide()
         self._setting = False
         self.policy.currentTextChanged.connect(self._policy_changed)
@@ -128,12 +135,13 @@ class SourceBar(QFrame):
         kind = {"trace": "trace", "fixture": "byte-prefix fixture", "text": "pasted text", "model": "live model run",
                 "capture": "capture"}.get(a.source.kind, a.source.kind)
         timing = "timed" if a.timed else "untimed"
-        steps = f"{a.step_count:,} tokens" if a.unit == "token" else f"{a.step_count:,} steps ({a.unit})"
+        steps = plural(a.step_count, "token") if a.unit == "token" else f"{plural(a.step_count, 'step')} ({a.unit})"
         self.details.setText(f"{kind} · format {a.source.format or '—'} · {steps} · {timing}")
+        self._show_about(a)
         if a.running:
             _set_tone(self.finish, "generating…", "info")
-            _set_tone(self.calls, f"{len(a.chunks)} chunks", "neutral")
-            _set_tone(self.violations, f"{len(a.violations)} violations" if a.violations else "", "bad")
+            _set_tone(self.calls, plural(len(a.chunks), "chunk"), "neutral")
+            _set_tone(self.violations, plural(len(a.violations), "violation") if a.violations else "", "bad")
             _set_tone(self.ttfd, "", "info")
             return
         _set_tone(self.finish, finish_badge(a.finish_reason, a.finish_cause, a.violations),
@@ -143,8 +151,21 @@ class SourceBar(QFrame):
         _set_tone(self.calls, calls_verdict([c.reconstructs for c in a.calls]),
                   ("ok" if not bad else "bad") if a.calls else "neutral")
         n = len(a.violations)
-        _set_tone(self.violations, f"{n} violation{'s' if n != 1 else ''}", "bad" if n else "ok")
+        cut = a.finish_cause in UNFINISHED  # a cut stream passed nothing, whatever it broke so far
+        _set_tone(self.violations, plural(n, "violation"), "bad" if n else ("neutral" if cut else "ok"))
         _set_tone(self.ttfd, ttfd_label(a) if a.ttfd_streaming.step is not None or a.ttfd_atomic.step is not None else "", "info")
+
+    def _show_about(self, analysis) -> None:
+        """A library recording: does the shown analysis give its documented verdict? (Its description: the tooltip.)"""
+        expected = expected_for(analysis)
+        about = expected.description if expected is not None else ""
+        self.details.setToolTip(f"{self.details.text()}\n{about}" if about else self.details.text())
+        if expected is None or not expected.checked:
+            _set_tone(self.expected, "", "neutral")
+            return
+        text = "expected verdict ✓" if expected.matches else "differs from its expected verdict"
+        _set_tone(self.expected, text, "ok" if expected.matches else "bad")
+        self.expected.setToolTip("\n".join(p for p in (about, expected.sentence, *expected.problems[1:]) if p))
 
     def _policy_changed(self, policy: str) -> None:
         if not self._setting:

@@ -1,19 +1,23 @@
 """Generated text at the cursor: token boundaries, the cursor's token, markers and argument spans.
 
-Static colouring (alternating token shades, colour by what each token
-produced) is applied once per document by a syntax highlighter reading
-:class:`engine.inspector.text_spans.TextSpans`; what moves with the cursor (the
-highlighted token, the dimmed future, the span of a picked chunk) is three
-extra selections, so a cursor move never re-lays out the text.
+Static colouring (alternating token shades, colour by what the parser made of
+each character: markup, argument text, content, reasoning) is applied once per
+document by a syntax highlighter reading
+:class:`engine.inspector.text_spans.TextSpans`, whose kinds come from the
+parse events, never from a pattern over the text. What moves with the cursor
+(the highlighted token, the dimmed future, the text the parser holds back,
+the span of a picked chunk) is extra selections, so a cursor move never
+re-lays out the text; :attr:`GeneratedTextView.held_label` says what is held and why.
 """
 
 from __future__ import annotations
 
 import bisect
+import html
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QWidget
 
 from callscope.engine.inspector.text_spans import ARGUMENTS, TextSpans
 from callscope.models.session import InspectorSession
@@ -25,6 +29,10 @@ class TokenHighlighter(QSyntaxHighlighter):
         super().__init__(document)
         self.spans: TextSpans | None = None
         self._formats: dict[tuple[str, int | None, int], QTextCharFormat] = {}
+
+    def forget_formats(self) -> None:
+        """The theme changed: build the formats again from its colours."""
+        self._formats.clear()
 
     def _format(self, kind: str, call: int | None, shade: int) -> QTextCharFormat:
         key = (kind, call if kind == ARGUMENTS else None, shade)
@@ -71,8 +79,8 @@ class TokenHighlighter(QSyntaxHighlighter):
 
 
 #: While a run is live, past this many characters the pane keeps only the last LIVE_TAIL_CHARS.
-LIVE_TRIM_AT = 16000
-LIVE_TAIL_CHARS = 8000
+LIVE_TRIM_AT = 10000
+LIVE_TAIL_CHARS = 5000
 
 
 class GeneratedTextView(QPlainTextEdit):
@@ -91,18 +99,41 @@ class GeneratedTextView(QPlainTextEdit):
         self._picked: tuple[int, int] | None = None
         self._offset = 0
         self._future = QTextCharFormat()
-        self._future.setForeground(QColor(theme.FAINT))
-        self._future.setBackground(QColor(theme.PANEL))
         self._current = QTextCharFormat()
-        self._current.setBackground(QColor(theme.CURSOR))
-        self._current.setForeground(QColor("#111111"))
         self._pick = QTextCharFormat()
-        self._pick.setBackground(QColor("#244a7a"))
+        self._held = QTextCharFormat()
+        self._held.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DotLine)
+        self._style()
+        #: One line under the text: what the parser holds back at the cursor, and why (the window places it).
+        self.held_label = QLabel("")
+        self.held_label.setObjectName("Caption")
+        self.held_label.setWordWrap(True)
+        self.held_label.setTextFormat(Qt.TextFormat.RichText)
+        self.held_label.hide()
+        self.held: tuple[int, int] | None = None  # character range held at the cursor
         self.placeholder = "No generated text: this source carries parses, not text."
         session.analysisChanged.connect(self.rebuild)
         session.cursorChanged.connect(self.show_cursor)
         session.grew.connect(self.append_text)
         session.chunkPicked.connect(self.show_chunk)
+
+    def _style(self) -> None:
+        """The cursor-moved formats, from the theme (again after a switch)."""
+        self._future.setForeground(QColor(theme.FAINT))
+        self._future.setBackground(QColor(theme.PANEL))
+        self._current.setBackground(QColor(theme.CURSOR))
+        self._current.setForeground(QColor(theme.CURRENT_TOKEN_TEXT))
+        self._pick.setBackground(QColor(theme.PICK_BG))
+        self._held.setUnderlineColor(QColor(theme.WARN))
+        self._held.setBackground(theme.qcolor(theme.WARN, 40))
+
+    def restyle(self) -> None:
+        """The theme changed: new formats, text re-highlighted."""
+        self._style()
+        self.highlighter.forget_formats()
+        self.rebuild()
+        if self.session.state is not None:
+            self.show_cursor(self.session.state.cursor)
 
     def rebuild(self) -> None:
         state = self.session.state
@@ -186,13 +217,30 @@ class GeneratedTextView(QPlainTextEdit):
                 lo, hi = max(0, picked[0] - off), max(0, min(picked[1] - off, length))
                 if hi > lo:
                     selections.append(self._selection(lo, hi, self._pick))
+            held = state.held_text(index)
+            self.held = (held.start, held.end) if held is not None else None
+            if held is not None:
+                lo = max(0, min(state.spans.utf16_offset(held.start) - off, length))
+                hi = max(0, min(state.spans.utf16_offset(held.end) - off, length))
+                if hi > lo:
+                    selections.append(self._selection(lo, hi, self._held))
             if end > start:
                 selections.append(self._selection(min(start, length), min(end, length), self._current))
         finally:
             guard.endEditBlock()
         self.setExtraSelections(selections)
+        self._say_held(held)
         if end > start or index == 0:
             self._scroll_to(start)
+
+    def _say_held(self, held) -> None:
+        if held is None:
+            self.held_label.hide()
+            return
+        n = len(held.text)
+        self.held_label.setText(f'<span style="color:{theme.WARN}">held ({n:,} char{"s" if n != 1 else ""})</span> '
+                                f"{html.escape(repr(held.shown))}: {html.escape(held.reason)}")
+        self.held_label.show()
 
     def show_chunk(self, number: int) -> None:
         state = self.session.state

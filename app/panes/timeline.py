@@ -1,19 +1,22 @@
 """The timeline: lanes of tokens, parse events, emitted chunks, the atomic baseline and violations.
 
 x is milliseconds (or the step number when the source is untimed). One
-draggable cursor line that every pane follows; hovering shows a dashed line
-and a preview of that position without moving the cursor; clicking moves the
-cursor. Dense kinds (tokens, argument fragments, content) are drawn as one
-tick-line item per kind so 20,000 tokens cost one item.
+cursor line that every pane follows: clicking or dragging anywhere in the plot
+moves it (scrubbing); Shift+drag or the middle button pans, the wheel zooms,
+never past the data; a zoomed view follows the cursor (playback, stepping).
+Hovering shows a dashed line and a preview of that position without moving the
+cursor. Right-click (or View) fits the whole stream or zooms around the cursor.
+Bookmarks are flags on the plot. Dense kinds (tokens, argument fragments,
+content) are drawn as one tick-line item per kind so 20,000 tokens cost one item.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QPoint, QPointF, Qt, Signal
+from PySide6.QtGui import QAction, QFontMetrics
+from PySide6.QtWidgets import QGraphicsItem, QLabel, QMenu, QVBoxLayout, QWidget
 
 from callscope.engine.inspector.lanes import ATOMIC, PARSE, TOKENS, VIOLATIONS, WIRE
 from callscope.models.session import InspectorSession
@@ -24,6 +27,16 @@ LANE_AXIS_MIN_WIDTH = 118
 LANE_Y = {TOKENS: 4.0, PARSE: 3.0, WIRE: 2.0, ATOMIC: 1.0, VIOLATIONS: 0.0}
 #: How far above its lane (in lane heights) a finish star is drawn.
 FINISH_LIFT = 0.32
+#: Padding either side of the stream when fitted, and how far panning may go past it (fraction of the span).
+FIT_PAD = 0.02
+#: "Zoom to cursor" shows this fraction of the stream around the cursor.
+ZOOM_FRACTION = 0.1
+#: A followed cursor is kept this far inside the view's edges (fraction of the view).
+FOLLOW_MARGIN = 0.08
+#: A live view reaches this far past the stream (times its span), so the range changes every quarter, not every frame.
+LIVE_HEADROOM = 1.25
+#: x span shown for a timed stream before its first step (prompt evaluation): one second, not ±0.5 ms.
+EMPTY_SPAN_MS = 1000.0
 #: kind -> (symbol or None for a tick line, size, colour) per lane
 TICK_KINDS = {"token", "content", "reasoning", "arguments"}
 SYMBOLS = {
@@ -66,7 +79,28 @@ def _legend_html() -> str:
         swatch(theme.ATOMIC_COLOR, "atomic emission", "■"),
         swatch(theme.VIOLATION_COLOR, "violation", "✕"),
     ]
-    return '<span style="color:#9aa4b2">' + "&nbsp;&nbsp;&nbsp;".join(items) + "</span>"
+    return f'<span style="color:{theme.AXIS_TEXT}">' + "&nbsp;&nbsp;&nbsp;".join(items) + "</span>"
+
+
+class TimelineViewBox(pg.ViewBox):
+    """Left-drag scrubs the cursor (what the hint promises); Shift+drag or the middle button pans; the
+    right button opens the timeline's own menu instead of pyqtgraph's."""
+
+    scrubbed = Signal(float)
+    menuRequested = Signal(QPoint)
+
+    def mouseDragEvent(self, ev, axis=None) -> None:
+        panning = ev.button() == Qt.MouseButton.MiddleButton or (
+            ev.button() == Qt.MouseButton.LeftButton and ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if panning:
+            super().mouseDragEvent(ev, axis)  # pyqtgraph pans on left and middle drags
+            return
+        ev.accept()
+        if ev.button() == Qt.MouseButton.LeftButton:
+            self.scrubbed.emit(self.mapSceneToView(ev.scenePos()).x())
+
+    def raiseContextMenu(self, ev) -> None:
+        self.menuRequested.emit(ev.screenPos().toPoint())
 
 
 class TimelinePlot(pg.PlotWidget):
@@ -74,6 +108,10 @@ class TimelinePlot(pg.PlotWidget):
 
     hoveredX = Signal(float)
     left = Signal()
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(viewBox=TimelineViewBox(), **kwargs)
+        self.setObjectName("Timeline")
 
     def leaveEvent(self, event) -> None:
         self.left.emit()
@@ -91,31 +129,30 @@ class TimelineView(QWidget):
         self.legend.setObjectName("Caption")
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(self.legend)
-        self.plot = TimelinePlot(background=theme.PANEL)
+        self.plot = TimelinePlot()
         layout.addWidget(self.plot, 1)
         item = self.plot.getPlotItem()
-        item.setMenuEnabled(False)
+        item.setMenuEnabled(False, enableViewBoxMenu=True)  # right-click: our menu (TimelineViewBox)
         item.hideButtons()
         item.showGrid(x=True, y=False, alpha=0.15)
         item.setMouseEnabled(x=True, y=False)
         item.getViewBox().setLimits(yMin=-0.8, yMax=4.8)
         item.setYRange(-0.6, 4.6, padding=0)
-        for name in ("left", "bottom"):
-            axis = item.getAxis(name)
-            axis.setPen(pg.mkPen(theme.BORDER))
-            axis.setTextPen(pg.mkPen("#9aa4b2"))
         item.getAxis("left").setWidth(LANE_AXIS_MIN_WIDTH)
         item.getAxis("left").setStyle(tickLength=0)
-        self._items: list[pg.GraphicsObject] = []  # call bars and labels, redrawn whole
+        item.getAxis("bottom").enableAutoSIPrefix(False)  # "time (ms)", never "time (ms) (x0.001)"
+        self._items: list[pg.GraphicsObject] = []  # annotations, redrawn whole (a finished stream's few labels)
+        self._call_items: dict[int, tuple[pg.PlotDataItem, pg.TextItem | None]] = {}  # per call: its bar, its label
+        self._arrays: dict[tuple[str, str], np.ndarray] = {}  # each series' xs as an array, grown in place
+        self._drawn_counts: dict[tuple[str, str], int] = {}  # marks each series' item holds
+        self._user_range = False  # the user zoomed or panned: live growth no longer refits the view
         self._series: dict[tuple[str, str], pg.GraphicsObject] = {}  # one item per (lane, kind)
         self._ticks_data: dict[tuple[str, str], tuple[np.ndarray, float, float]] = {}  # all ticks of a tick series
-        self.cursor_line = pg.InfiniteLine(
-            angle=90, movable=True, pen=pg.mkPen(theme.CURSOR, width=2), hoverPen=pg.mkPen("#ffe39a", width=3)
-        )
+        self.cursor_line = pg.InfiniteLine(angle=90, movable=True)
         self.cursor_line.setZValue(50)
-        self.hover_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(theme.HOVER, width=1, style=Qt.PenStyle.DashLine))
+        self.hover_line = pg.InfiniteLine(angle=90, movable=False)
         self.hover_line.setZValue(40)
-        self.hover_label = pg.TextItem("", color=theme.TEXT, fill=pg.mkBrush(theme.qcolor("#262a32", 235)), anchor=(0, 0))
+        self.hover_label = pg.TextItem("", anchor=(0, 0))
         self.hover_label.setZValue(60)
         for extra in (self.cursor_line, self.hover_line, self.hover_label):
             item.addItem(extra, ignoreBounds=True)
@@ -126,7 +163,19 @@ class TimelineView(QWidget):
         self.plot.scene().sigMouseMoved.connect(self._mouse_moved)
         self.plot.scene().sigMouseClicked.connect(self._mouse_clicked)
         self.plot.left.connect(self._mouse_left)
-        self.plot.getPlotItem().getViewBox().sigXRangeChanged.connect(lambda *_: self._refresh_ticks())
+        vb = self.plot.getPlotItem().getViewBox()
+        vb.sigXRangeChanged.connect(lambda *_: self._refresh_ticks())
+        vb.scrubbed.connect(self._scrubbed)
+        vb.sigRangeChangedManually.connect(self._manual_range)  # the wheel, a Shift-drag
+        vb.menuRequested.connect(self._show_menu)
+        self._bookmark_lines: list[pg.InfiniteLine] = []
+        #: Window actions the right-click menu offers too (bookmark, next violation...), set by the window.
+        self.extra_actions: list[QAction] = []
+        self.fit_action = QAction("Fit the whole stream", self)
+        self.fit_action.triggered.connect(self.fit)
+        self.zoom_action = QAction("Zoom to the cursor", self)
+        self.zoom_action.triggered.connect(self.zoom_to_cursor)
+        session.bookmarksChanged.connect(self._draw_bookmarks)
         session.analysisChanged.connect(self.rebuild)
         session.cursorChanged.connect(self.show_cursor)
         session.hoverChanged.connect(self.show_hover)
@@ -134,7 +183,31 @@ class TimelineView(QWidget):
         self.empty_label = pg.TextItem("No source: open a recording, run a model, or capture a server",
                                        color=theme.DIM, anchor=(0.5, 0.5))
         item.addItem(self.empty_label, ignoreBounds=True)
+        self._style()
         self._show_empty(True)
+
+    def _style(self) -> None:
+        """Colours taken once from the theme (again after a theme switch)."""
+        item = self.plot.getPlotItem()
+        self.plot.setBackground(theme.PANEL)
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setPen(pg.mkPen(theme.BORDER))
+            axis.setTextPen(pg.mkPen(theme.AXIS_TEXT))
+        self.cursor_line.setPen(pg.mkPen(theme.CURSOR, width=2))
+        self.cursor_line.setHoverPen(pg.mkPen(theme.CURSOR_HOVER, width=3))
+        self.hover_line.setPen(pg.mkPen(theme.HOVER, width=1, style=Qt.PenStyle.DashLine))
+        self.hover_label.setColor(theme.TEXT)
+        self.hover_label.fill = pg.mkBrush(theme.qcolor(theme.HOVER_FILL, 235))
+        self.empty_label.setColor(theme.DIM)
+        self.legend.setText(_legend_html())
+
+    def restyle(self) -> None:
+        """The theme changed: recolour and redraw."""
+        self._style()
+        self.rebuild()
+        if self.session.state is not None:
+            self.show_cursor(self.session.state.cursor)
 
     def _show_empty(self, empty: bool) -> None:
         """Without a source the lane axes (0-4, lane numbers) mean nothing: show a line of text instead."""
@@ -160,9 +233,10 @@ class TimelineView(QWidget):
         ticks = [(LANE_Y[key], lanes[key].title) for key in LANE_Y]
         item.getAxis("left").setTicks([ticks])
         self._fit_lane_labels([title for _, title in ticks])
-        item.setLabel("bottom", "time (ms)" if state.timebase.timed else f"step ({state.analysis.unit})", color="#9aa4b2")
-        self._fit_x(0.02)
+        item.setLabel("bottom", "time (ms)" if state.timebase.timed else f"step ({state.analysis.unit})", color=theme.AXIS_TEXT)
+        self._fit_x()
         self._draw_lanes()
+        self._draw_bookmarks()
 
     def _small_font(self):
         font = self.plot.font()
@@ -178,8 +252,12 @@ class TimelineView(QWidget):
 
     def _clear(self) -> None:
         item = self.plot.getPlotItem()
-        for old in self._items + list(self._series.values()):
+        calls = [part for pair in self._call_items.values() for part in pair if part is not None]
+        for old in self._items + list(self._series.values()) + calls:
             item.removeItem(old)
+        self._call_items.clear()
+        self._arrays.clear()
+        self._drawn_counts.clear()
         self._items.clear()
         self._series.clear()
         self._ticks_data.clear()
@@ -193,25 +271,37 @@ class TimelineView(QWidget):
             item.removeItem(old)
         self._items.clear()
         lanes = state.lanes
+        labelled = len(lanes.calls) <= 24
         for span in lanes.calls.values():
             start = span.args_first_x if span.args_first_x is not None else span.opened_x
             end = span.args_last_x if span.args_last_x is not None else start
-            color = theme.call_color(span.index)
-            bar = pg.PlotDataItem([start, max(end, start)], [LANE_Y[PARSE] - 0.36] * 2, pen=pg.mkPen(theme.qcolor(color, 170), width=4))
-            self._add(bar)
-            if len(lanes.calls) <= 24:
-                label = pg.TextItem(f"call {span.index} · {span.name or '…'}", color=color, anchor=(0, 0.5))
-                label.setFont(self._small_font())
+            bar, label = self._call_items.get(span.index, (None, None))
+            if bar is None:  # made once per call, then moved: a live frame re-creates nothing
+                color = theme.call_color(span.index)
+                bar = pg.PlotDataItem(pen=pg.mkPen(theme.qcolor(color, 170), width=4))
+                item.addItem(bar)
+                if labelled:
+                    label = pg.TextItem("", color=color, anchor=(0, 0.5))
+                    label.setFont(self._small_font())
+                    item.addItem(label)
+                self._call_items[span.index] = (bar, label)
+            bar.setData([start, max(end, start)], [LANE_Y[PARSE] - 0.36] * 2)
+            if label is not None:
+                text = f"call {span.index} · {span.name or '…'}"
+                if label.toPlainText() != text:
+                    label.setText(text)
                 label.setPos(span.opened_x, LANE_Y[PARSE] + 0.5)  # centred in the gap above the parse lane
-                self._add(label)
         self._annotate_atomic()
         for key, lane in lanes.lanes.items():
             y = LANE_Y[key]
             for kind, series in lane.series.items():
                 if not len(series):
                     continue
-                xs = np.asarray(series.xs, dtype=float)
                 existing = self._series.get((key, kind))
+                if existing is not None and self._drawn_counts.get((key, kind)) == len(series):
+                    continue  # nothing new in this series since the last frame: its item stays as drawn
+                xs = self._array((key, kind), series.xs)
+                self._drawn_counts[(key, kind)] = len(series)
                 if kind in TICK_KINDS:
                     height = 0.25 if key == TOKENS else 0.18
                     self._ticks_data[(key, kind)] = (xs, y, height)
@@ -228,12 +318,22 @@ class TimelineView(QWidget):
                         continue
                     symbol, size = SYMBOLS.get(kind, ("o", 8))
                     graphic = pg.ScatterPlotItem(
-                        xs, ys, symbol=symbol, size=size, pen=pg.mkPen("#101216", width=1),
+                        xs, ys, symbol=symbol, size=size, pen=pg.mkPen(theme.MARK_EDGE, width=1),
                         brush=pg.mkBrush(_color(key, kind)), hoverable=False,
                     )
                     _cache(graphic)
                 self._series[(key, kind)] = graphic
                 item.addItem(graphic)
+
+    def _array(self, key: tuple[str, str], xs: list[float]) -> np.ndarray:
+        """``xs`` as an array, converting only what a live stream added since the last frame (not all of it)."""
+        done = self._arrays.get(key)
+        if done is None or len(done) > len(xs):
+            done = np.asarray(xs, dtype=float)
+        elif len(done) < len(xs):
+            done = np.concatenate((done, np.asarray(xs[len(done):], dtype=float)))
+        self._arrays[key] = done
+        return done
 
     def drawn(self) -> dict[tuple[str, str], int]:
         """(lane, kind) -> how many marks the lane holds (tests, and a sanity check for live growth)."""
@@ -289,22 +389,131 @@ class TimelineView(QWidget):
         self._items.append(graphics)
 
     def _grew(self, _text: str) -> None:
-        """A live run grew: update each lane item's data and widen the x range."""
+        """A live run grew: update each lane item's data and widen the x range (unless the user zoomed in).
+
+        The range grows by a quarter at a time, not every frame: a new range repaints both axes and every
+        lane, which at a frame per step was most of a live frame's cost.
+        """
         if self.session.state is None:
             return
-        self._fit_x(0.05)
+        lo, hi = self._data_span()
+        vb = self.plot.getPlotItem().getViewBox()
+        (_x0, x1), _ = vb.viewRange()
+        if self._zoomed():
+            self._set_limits()
+        elif hi > x1 - (hi - lo) * FIT_PAD or x1 > lo + (hi - lo) * 2:
+            ahead = lo + (hi - lo) * LIVE_HEADROOM
+            vb.setLimits(xMin=lo - (hi - lo) * FIT_PAD, xMax=ahead)
+            vb.setXRange(lo - (hi - lo) * FIT_PAD, ahead, padding=0)
         self._draw_lanes()
 
-    def _fit_x(self, pad_fraction: float) -> None:
-        """Show the whole stream; zooming out is limited to half its span either side (limits first)."""
+    def _data_span(self) -> tuple[float, float]:
+        """The x range of the stream; a timed stream with no step yet spans its first second."""
         state = self.session.state
         assert state is not None
         lo, hi = state.timebase.span
-        width = max(hi - lo, 1.0)
+        if hi <= lo:
+            hi = lo + (EMPTY_SPAN_MS if state.timebase.timed else 1.0)
+        return lo, hi
+
+    def _set_limits(self) -> tuple[float, float]:
+        """Panning and zooming out stop just past the data; returns the padded range."""
+        lo, hi = self._data_span()
+        pad = (hi - lo) * FIT_PAD
         vb = self.plot.getPlotItem().getViewBox()
-        vb.setLimits(xMin=lo - width * 0.5, xMax=hi + width * 0.5)
-        pad = max(0.5, width * pad_fraction)
-        vb.setXRange(lo - pad, hi + pad, padding=0)
+        vb.setLimits(xMin=lo - pad, xMax=hi + pad)
+        return lo - pad, hi + pad
+
+    def _fit_x(self) -> None:
+        """Show the whole stream (limits first, so the range is never clamped to the old ones)."""
+        x0, x1 = self._set_limits()
+        self.plot.getPlotItem().getViewBox().setXRange(x0, x1, padding=0)
+        self._user_range = False
+
+    def _zoomed(self) -> bool:
+        """The user zoomed or panned to less than the whole stream (a live view growing ahead is not zoomed)."""
+        if not self._user_range:
+            return False
+        (x0, x1), _ = self.plot.getPlotItem().getViewBox().viewRange()
+        lo, hi = self._data_span()
+        return x1 - x0 < (hi - lo) * 0.95
+
+    def _manual_range(self, *_args) -> None:
+        self._user_range = True
+
+    def fit(self) -> None:
+        """Fit the whole stream (View > Fit timeline, the context menu)."""
+        if self.session.state is not None:
+            self._fit_x()
+
+    def zoom_to_cursor(self) -> None:
+        """Show a tenth of the stream, centred on the cursor."""
+        state = self.session.state
+        if state is None:
+            return
+        lo, hi = self._data_span()
+        half = (hi - lo) * ZOOM_FRACTION / 2
+        x = state.timebase.x(state.cursor)
+        self.plot.getPlotItem().getViewBox().setXRange(x - half, x + half, padding=0)
+        self._user_range = True
+
+    def zoom(self, factor: float) -> None:
+        """Zoom in (factor < 1) or out around the cursor."""
+        state = self.session.state
+        if state is None:
+            return
+        vb = self.plot.getPlotItem().getViewBox()
+        (x0, x1), _ = vb.viewRange()
+        x = state.timebase.x(state.cursor)
+        vb.setXRange(x - (x - x0) * factor, x + (x1 - x) * factor, padding=0)
+        self._user_range = True
+
+    def _follow(self, x: float) -> None:
+        """Keep the cursor in a zoomed view: scroll by as much as it left the view, never more."""
+        vb = self.plot.getPlotItem().getViewBox()
+        (x0, x1), _ = vb.viewRange()
+        margin = (x1 - x0) * FOLLOW_MARGIN
+        if x0 + margin <= x <= x1 - margin or not self._zoomed():
+            return
+        width = x1 - x0
+        start = x - margin if x < x0 + margin else x - width + margin
+        vb.setXRange(start, start + width, padding=0)
+
+    def context_menu(self) -> QMenu:
+        """The right-click menu: fit, zoom to the cursor, bookmark."""
+        menu = QMenu(self)
+        menu.addAction(self.fit_action)
+        menu.addAction(self.zoom_action)
+        for action in self.extra_actions:
+            menu.addAction(action)
+        return menu
+
+    def _show_menu(self, where: QPoint) -> None:
+        self._menu = self.context_menu()
+        self._menu.popup(where)
+
+    def _scrubbed(self, x: float) -> None:
+        if self.session.state is not None:
+            self.session.state.set_cursor_x(x)
+
+    def _draw_bookmarks(self) -> None:
+        item = self.plot.getPlotItem()
+        for line in self._bookmark_lines:
+            item.removeItem(line)
+        self._bookmark_lines.clear()
+        state = self.session.state
+        if state is None:
+            return
+        for number, step in enumerate(state.bookmarks, 1):
+            line = pg.InfiniteLine(state.timebase.x_of_step(step), angle=90, movable=False,
+                                   pen=pg.mkPen(theme.BOOKMARK_COLOR, width=1.5, style=Qt.PenStyle.DashDotLine),
+                                   label=f"⚑{number}", labelOpts={"position": 0.97, "color": theme.BOOKMARK_COLOR})
+            line.setZValue(45)
+            item.addItem(line, ignoreBounds=True)
+            self._bookmark_lines.append(line)
+
+    def bookmark_xs(self) -> list[float]:
+        return [line.value() for line in self._bookmark_lines]
 
     # ------------------------------------------------------------ cursor and hover
 
@@ -313,10 +522,12 @@ class TimelineView(QWidget):
         if state is None:
             return
         self._placing = True
+        x = state.timebase.x(index)
         try:
-            self.cursor_line.setPos(state.timebase.x(index))
+            self.cursor_line.setPos(x)
         finally:
             self._placing = False
+        self._follow(x)
 
     def _cursor_dragged(self) -> None:
         if self._placing or self.session.state is None:
@@ -374,8 +585,9 @@ def _tick_points(xs: np.ndarray, y: float, height: float) -> tuple[np.ndarray, n
 
 
 def _ticks(px: np.ndarray, py: np.ndarray, color: str) -> pg.PlotDataItem:
-    """Vertical tick marks: one line item drawn as point pairs (connect='pairs')."""
-    return pg.PlotDataItem(px, py, connect="pairs", pen=pg.mkPen(theme.qcolor(color, 210), width=1), antialias=False)
+    """Vertical tick marks: one line item drawn as point pairs (connect='pairs'); the points are finite."""
+    return pg.PlotDataItem(px, py, connect="pairs", pen=pg.mkPen(theme.qcolor(color, 210), width=1), antialias=False,
+                           skipFiniteCheck=True)
 
 
 def _cache(item: pg.GraphicsObject) -> None:

@@ -18,13 +18,21 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
 from callscope.engine.analysis.analyzer import Analysis
-from callscope.engine.analysis.report import ttfd_gain
-from callscope.engine.inspector.ttfd import TtfdCurves, TtfdPoint, describe_first, ttfd_curves, ttfd_point
+from callscope.engine.inspector.ttfd import (
+    TtfdCurves,
+    TtfdPoint,
+    describe_first,
+    gain_text,
+    ttfd_curves,
+    ttfd_point,
+)
 from callscope.models.session import InspectorSession
 from callscope.ui import theme
 
 #: Runs remembered for the across-runs plot (oldest dropped first).
 MAX_SESSION_RUNS = 500
+#: The across-runs button: always this short (what it plots is said above the plot, not in the button).
+ACROSS_TITLE = "TTFD vs call length"
 
 
 def _stairs(xs: list[float], ys: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -49,7 +57,9 @@ def _style_plot(plot: pg.PlotWidget) -> None:
     for name in ("left", "bottom"):
         axis = item.getAxis(name)
         axis.setPen(pg.mkPen(theme.BORDER))
-        axis.setTextPen(pg.mkPen("#9aa4b2"))
+        axis.setTextPen(pg.mkPen(theme.AXIS_TEXT))
+        axis.enableAutoSIPrefix(False)  # "time (ms)", never "(x0.001)"
+    plot.setBackground(theme.PANEL)
 
 
 class TtfdView(QWidget):
@@ -68,7 +78,7 @@ class TtfdView(QWidget):
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setWordWrap(True)
         self.this_run = QPushButton("This run")
-        self.across = QPushButton("TTFD vs call length")
+        self.across = QPushButton(ACROSS_TITLE)
         self.across.setToolTip("Every run shown in this session, under the current policy")
         self.folder = QPushButton("Folder…")
         self.folder.setToolTip("Plot every recording in a folder (all fixtures, all traces)")
@@ -83,20 +93,29 @@ class TtfdView(QWidget):
         bar.addWidget(self.across)
         bar.addWidget(self.folder)
         bar.addStretch(1)
+        self._key = ""  # the curves' legend: in the headline, never over the plot (it hid a label there)
         self.plot = pg.PlotWidget(background=theme.PANEL)
         _style_plot(self.plot)
-        self.plot.getPlotItem().setLabel("left", "argument characters delivered", color="#9aa4b2")
+        self.plot.getPlotItem().setLabel("left", "argument characters delivered", color=theme.AXIS_TEXT)
         self.plot.getPlotItem().setMouseEnabled(x=True, y=False)
-        self.legend = self.plot.getPlotItem().addLegend(offset=(10, 34), labelTextColor="#c7cdd6", brush=pg.mkBrush(theme.qcolor("#1d2026", 220)))
         self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(theme.CURSOR, width=1.5))
         self.cursor_line.setZValue(50)  # above the labels' plates
         self.scatter_plot = pg.PlotWidget(background=theme.PANEL)
         _style_plot(self.scatter_plot)
-        self.scatter_plot.getPlotItem().setLabel("bottom", "call length (chars of arguments)", color="#9aa4b2")
-        self.scatter_legend = self.scatter_plot.getPlotItem().addLegend(offset=(10, 10), labelTextColor="#c7cdd6", brush=pg.mkBrush(theme.qcolor("#1d2026", 220)))
+        self.scatter_plot.getPlotItem().setLabel("bottom", "call length (chars of arguments)", color=theme.AXIS_TEXT)
+        self.scatter_legend = self.scatter_plot.getPlotItem().addLegend(
+            offset=(10, 10), labelTextColor=theme.LEGEND_TEXT, brush=pg.mkBrush(theme.qcolor(theme.PANEL_ALT, 220)))
+        self.across_caption = QLabel("")  # what the across-runs plot shows (the button stays short)
+        self.across_caption.setObjectName("Caption")
+        across_box = QWidget()
+        across_layout = QVBoxLayout(across_box)
+        across_layout.setContentsMargins(0, 0, 0, 0)
+        across_layout.setSpacing(2)
+        across_layout.addWidget(self.across_caption)
+        across_layout.addWidget(self.scatter_plot, 1)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.plot)
-        self.stack.addWidget(self.scatter_plot)
+        self.stack.addWidget(across_box)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 0)
         layout.setSpacing(4)
@@ -119,7 +138,7 @@ class TtfdView(QWidget):
         state = self.session.state
         item = self.plot.getPlotItem()
         item.clear()
-        self.legend.clear()
+        self._key = ""
         if state is None:
             return
         curves = ttfd_curves(state.analysis, state.timebase)
@@ -130,7 +149,8 @@ class TtfdView(QWidget):
             f'<span style="color:{theme.POLICY_COLOR};font-weight:600">{html.escape(text)}</span>'
             + ("" if running else f'<span style="color:{theme.DIM}"> · {curves.policy.total:,} characters of arguments</span>')
         )
-        item.setLabel("bottom", curves.x_label, color="#9aa4b2")
+        item.setLabel("bottom", curves.x_label, color=theme.AXIS_TEXT)
+        keys = []
         for curve, color, style in (
             (curves.atomic, theme.ATOMIC_COLOR, Qt.PenStyle.DashLine),
             (curves.policy, theme.POLICY_COLOR, Qt.PenStyle.SolidLine),
@@ -138,14 +158,16 @@ class TtfdView(QWidget):
             if curve is curves.atomic and state.analysis.source.policy == "atomic":
                 continue
             sx, sy = _stairs(curve.xs, curve.chars)
-            item.plot(sx, sy, pen=pg.mkPen(color, width=2.2, style=style), name=f"{curve.label}")
+            item.plot(sx, sy, pen=pg.mkPen(color, width=2.2, style=style))
+            keys.append(f'<span style="color:{color}">{"━━" if style == Qt.PenStyle.SolidLine else "┅┅"}</span>&nbsp;'
+                        f"{html.escape(curve.label)}")
             if curve.first.step is not None:
                 x = state.timebase.x_of_step(curve.first.step)
                 marker = pg.InfiniteLine(x, angle=90, pen=pg.mkPen(theme.qcolor(color, 140), width=1, style=Qt.PenStyle.DotLine))
                 item.addItem(marker, ignoreBounds=True)
                 lo, hi = state.timebase.span
                 right = x > (lo + hi) / 2
-                text = f"{curve.label}: first delta {describe_first(curve.first, state.analysis.unit)}"
+                text = f"first delta {describe_first(curve.first, state.analysis.unit)}"  # the colour names the curve
                 # Bytes climb from bottom left to top right: the policy's label hangs from the top, the
                 # atomic one sits on the floor (its step is at the far right), the legend is top left.
                 top = max(curves.policy.total, curves.atomic.total, 1)
@@ -153,6 +175,9 @@ class TtfdView(QWidget):
                 label = _label(text, color, (1.02 if right else -0.02, 1.0 if low else 0.0))
                 label.setPos(x, top * (0.04 if low else 1.0))
                 item.addItem(label, ignoreBounds=True)
+        self._key = "&nbsp;&nbsp;&nbsp;".join(reversed(keys))
+        if self._key:
+            self.label.setText(self.label.text() + f'<br><span style="font-weight:400">{self._key}</span>')
         self._annotate_gap(curves, state)
         item.addItem(self.cursor_line, ignoreBounds=True)
         self.show_cursor(state.cursor)
@@ -176,16 +201,16 @@ class TtfdView(QWidget):
         x1 = state.timebase.x_of_step(curves.atomic.first.step)
         if x1 <= x0:
             return
-        y = max(curves.policy.total, 1) * 0.3  # low: a steady ramp is still early there, clear of the label
+        # Above the ramp: at 60% of the height a steady ramp is still far right of the bracket's start, where the
+        # label sits (left-aligned over it), and below the first-delta label hanging from the top.
+        y = max(curves.policy.total, 1) * 0.6
         item = self.plot.getPlotItem()
         item.addItem(pg.PlotDataItem([x0, x1], [y, y], pen=pg.mkPen(theme.qcolor(theme.TEXT, 170), width=1.5,
                                                                      style=Qt.PenStyle.DashLine)), ignoreBounds=True)
         for x, angle in ((x0, 0), (x1, 180)):
             item.addItem(pg.ArrowItem(pos=(x, y), angle=angle, headLen=9, tailLen=0, brush=theme.TEXT, pen=None), ignoreBounds=True)
-        gain = ttfd_gain(a) or ""
-        earlier = f"{(x1 - x0) / 1000:.1f} s earlier" if state.timebase.timed else f"{x1 - x0:.0f} {a.unit}s earlier"
-        label = _label(f"{earlier} · {gain}" if gain else earlier, theme.TEXT, (0.5, -0.15))  # under the bracket
-        label.setPos((x0 + x1) / 2, y)
+        label = _label(gain_text(a) or "", theme.TEXT, (-0.05, 1.15))  # over the bracket's start, worded as everywhere
+        label.setPos(x0, y)
         item.addItem(label, ignoreBounds=True)
 
     def _grew(self, _text: str) -> None:
@@ -205,6 +230,26 @@ class TtfdView(QWidget):
         state = self.session.state
         if state is not None:
             self.cursor_line.setPos(state.timebase.x(index))
+
+    def restyle(self) -> None:
+        """The theme changed: recolour both plots and draw this run again."""
+        for plot in (self.plot, self.scatter_plot):
+            _style_plot(plot)
+        self.cursor_line.setPen(pg.mkPen(theme.CURSOR, width=1.5))
+        self.rebuild()
+        if self.stack.currentIndex() == 1:
+            if self._across_what == "session":
+                self._show_across()
+            else:
+                self._plot_points(self.points, self._across_what)
+
+    def set_presenting(self, on: bool) -> None:
+        """Presenter mode: this run's plot alone, without the buttons (they are for the desk, not the room)."""
+        for button in (self.this_run, self.across, self.folder):
+            button.setVisible(not on)
+        if on:
+            self.this_run.setChecked(True)
+            self.stack.setCurrentIndex(0)
 
     # ------------------------------------------------------------ across runs
 
@@ -228,7 +273,7 @@ class TtfdView(QWidget):
         """Plot every run shown this session under the current policy (a folder plot is one click away)."""
         policy = self.session.policy
         points = [p for (p_policy, p) in self.session_points if p_policy == policy]
-        self._plot_points(points, f"runs this session, {policy}")
+        self._plot_points(points, f"this session · {policy}")
         self._across_what = "session"
 
     def set_runs(self, analyses: list[Analysis], what: str) -> None:
@@ -242,14 +287,23 @@ class TtfdView(QWidget):
         item.clear()
         self.scatter_legend.clear()
         timed = any(p.timed for p in self.points)
-        item.setLabel("left", "time to first delta (ms)" if timed else "steps to first delta", color="#9aa4b2")
+        item.setLabel("left", "time to first delta (ms)" if timed else "steps to first delta", color=theme.AXIS_TEXT)
+        top = 0.0
         for attr, color, symbol, label in (("atomic", theme.ATOMIC_COLOR, "s", "atomic"), ("streaming", theme.POLICY_COLOR, "o", "streaming")):
             pts = [(p.call_chars, getattr(p, attr)) for p in self.points if getattr(p, attr) is not None]
             if pts:
                 xs, ys = zip(*sorted(pts))
+                top = max(top, *ys)
                 item.plot(list(xs), list(ys), pen=pg.mkPen(theme.qcolor(color, 90), width=1), symbol=symbol, symbolSize=9,
-                          symbolBrush=color, symbolPen=pg.mkPen("#101216"), name=label)
-        self.across.setText(f"TTFD vs call length ({len(self.points)} {what})")
+                          symbolBrush=color, symbolPen=pg.mkPen(theme.MARK_EDGE), name=label)
+        # From zero, with room for the marks: one run alone would auto-range to a sliver (2055.6-2056.4).
+        longest = max((p.call_chars for p in self.points), default=0)
+        item.setXRange(0, max(1.0, longest * 1.15), padding=0)
+        item.setYRange(0, max(1.0, top * 1.15), padding=0)
+        n = len(self.points)
+        self.across_caption.setText(f"{n} run{'s' if n != 1 else ''} {what.removeprefix('runs ')}: "
+                                    "streaming stays flat, atomic grows with the call")
+        self.across.setToolTip(f"TTFD against call length: {self.across_caption.text()}")
         self.stack.setCurrentIndex(1)
         self.across.setChecked(True)
 

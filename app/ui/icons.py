@@ -21,8 +21,15 @@ def _bar(p: QPainter, x: float, w: float = 4.0) -> None:
     p.drawRoundedRect(QRectF(x, 9, w, 22), 1, 1)
 
 
-def transport_icon(kind: str, color: str = "#d8dce3") -> QIcon:
-    """``home``, ``prev_delta``, ``prev_token``, ``play``, ``pause``, ``next_token``, ``next_delta``, ``end``."""
+def transport_icon(kind: str, color: str | None = None) -> QIcon:
+    """``home``, ``prev_delta``, ``prev_token``, ``play``, ``pause``, ``next_token``, ``next_delta``, ``end``.
+
+    ``color``: the theme's icon colour by default.
+    """
+    if color is None:
+        from callscope.ui import theme
+
+        color = theme.ICON
     pix = QPixmap(SIZE, SIZE)
     pix.fill(Qt.GlobalColor.transparent)
     p = QPainter(pix)

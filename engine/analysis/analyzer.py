@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from callscope.engine.core import rules
+from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.core.json_text import check
 from callscope.engine.core.parse_model import (
     CallNamed,
@@ -81,9 +82,11 @@ class CallReport:
     reconstructs: bool
     first_delta: StepTime
     name_complete: StepTime
+    #: A capture's verdicts by client profile (what each real client assembled for this call), if judged.
+    clients: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "index": self.index,
             "id": self.id,
             "name": self.name,
@@ -93,6 +96,9 @@ class CallReport:
             "first_delta": self.first_delta.to_json(),
             "name_complete": self.name_complete.to_json(),
         }
+        if self.clients:
+            out["clients"] = self.clients
+        return out
 
 
 @dataclass(slots=True)
@@ -290,7 +296,13 @@ class Analyzer:
         step = self._step
         ms = self.steps[-1].ms if self.steps else (0.0 if self.timed else None)
         start = len(self.parse_events)
-        if terminal is None:
+        if terminal is None and cause in UNFINISHED:
+            # A cut stream never reaches the terminal parse: what the parser held back (a half-typed
+            # marker, a call being written) stays held, never flushed as content. Its last parse stands.
+            assert self.parser is not None
+            events = []
+            terminal = self.parser.snapshot()
+        elif terminal is None:
             assert self.parser is not None
             tail = self._decoder.decode(b"", final=True)
             events = (self.parser.feed(tail) if tail else []) + self.parser.finish()

@@ -7,6 +7,7 @@ from typing import Any
 from callscope.engine.analysis.analyzer import Analysis, StepTime
 from callscope.engine.core import rules
 from callscope.engine.core.causes import UNFINISHED
+from callscope.engine.core.json_text import loads
 from callscope.engine.core.wire import chunk_json
 
 REPORT_SCHEMA = "callscope.report/1"
@@ -32,10 +33,37 @@ def run_json(analysis: Analysis, include_chunks: bool = False) -> dict[str, Any]
         "truncated": analysis.truncated,
     }
     if include_chunks:
-        run["chunks"] = [
-            {"step": c.step, "ms": c.ms, "chunk": chunk_json(c, analysis.identity)} for c in analysis.chunks
-        ]
+        if analysis.source.kind == "capture":  # what the server sent, every field as sent (any protocol)
+            run["chunks"] = [received_chunk(step.step, step.ms, step.data) for step in analysis.steps]
+        else:
+            run["chunks"] = [
+                {"step": c.step, "ms": c.ms, "chunk": chunk_json(c, analysis.identity)} for c in analysis.chunks
+            ]
     return run
+
+
+def received_chunk(step: int, ms: float | None, data: bytes) -> dict[str, Any]:
+    """A captured step (one server-sent event, its raw field lines) as ``--chunks`` shows it: the event's
+    type and its data, parsed when it is JSON (the data lines of an event joined with newlines)."""
+    event, parts = "", []
+    for line in data.decode("utf-8", "replace").split("\n"):
+        name, _, value = line.partition(":")
+        value = value[1:] if value[:1] == " " else value
+        if name == "data":
+            parts.append(value)
+        elif name == "event":
+            event = value
+    text = "\n".join(parts)
+    try:
+        chunk: Any = loads(text)
+    except ValueError:
+        chunk = None
+    if not isinstance(chunk, dict):  # [DONE], a line that is not JSON: the text as it came
+        chunk = {"data": text}
+    entry: dict[str, Any] = {"step": step, "ms": ms, "chunk": chunk}
+    if event:
+        entry["event"] = event
+    return entry
 
 
 def report_json(analyses: list[Analysis], include_chunks: bool = False) -> dict[str, Any]:
@@ -74,19 +102,25 @@ def describe_at(at: StepTime, unit: str) -> str:
 
 
 def ttfd_gain(analysis: Analysis) -> str | None:
-    """'71x sooner' style label, or None when either side has no first delta."""
+    """``54x sooner (28.67 s earlier)``, ``1.2x sooner (0.41 s earlier)``, ``no gain``: one wording for every run.
+
+    None when either side never sent a tool-call delta (a cancelled stream's baseline never does).
+    The CLI, the window and the proxy's turn lines all say it this way.
+    """
     s, a = analysis.ttfd_streaming, analysis.ttfd_atomic
     if s.step is None or a.step is None:
         return None
     if s.ms is not None and a.ms is not None:
-        if s.ms < MS_RESOLUTION:  # at once, as far as a trace can tell (and no ratio overflows to inf)
-            return "at once" if a.ms < MS_RESOLUTION else f"{a.ms / 1000:.1f} s sooner"
-        if a.ms / s.ms >= 1.5:
-            return f"{format_ratio(a.ms / s.ms)} sooner"
-        return f"{(a.ms - s.ms) / 1000:.2f} s sooner" if a.ms > s.ms else "no gain"
-    if s.step and a.step:
-        return f"{format_ratio(a.step / s.step)} fewer {analysis.unit}s" if a.step / s.step >= 1.5 else "no gain"
-    return None
+        if a.ms <= s.ms:
+            return "no gain"
+        saved = f"{(a.ms - s.ms) / 1000:.2f} s earlier"
+        if s.ms < MS_RESOLUTION:  # at once, as far as a trace can tell: no ratio to quote
+            return f"at once ({saved})"
+        return f"{format_ratio(a.ms / s.ms)} sooner ({saved})"
+    if a.step <= s.step or not s.step:
+        return "no gain" if a.step <= s.step else None
+    unit = analysis.unit
+    return f"{format_ratio(a.step / s.step)} sooner ({plural(a.step - s.step, unit)} earlier)"
 
 
 #: Source ``extra`` keys that say in words why generation ended: a trace end record's ``detail``, a capture's error.
@@ -179,6 +213,9 @@ def chunks_text(analysis: Analysis) -> str:
             head = f"index={c.index} " if c.index is not None else ""
             if c.kind == "header":
                 head += f"id={c.call_id} name={c.name!r} "
+            else:  # a captured server may re-send them on later fragments: shown as sent
+                head += f"id={c.call_id} " if c.call_id is not None else ""
+                head += f"name={c.name!r} " if c.name is not None else ""
             body = head + repr(c.text)
         lines.append(f"step {c.step:>6} {when}  {c.kind:<9} {body}")
     return "\n".join(lines)

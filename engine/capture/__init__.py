@@ -1,4 +1,4 @@
-"""Wire capture: stream any OpenAI-compatible server's answer, record it, and check it against the contract.
+"""Wire capture: stream a server's answer (chat completions, Responses, Anthropic), record it, and check it.
 
 - :mod:`engine.capture.request`: the request (URL, body, TLS, timeouts, key *variable name*);
 - :mod:`engine.capture.client`: the async reader that stamps each line before anything parses it;

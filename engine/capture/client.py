@@ -30,7 +30,9 @@ import httpx
 
 from callscope.engine.capture.redact import Redactor, redactor_for
 from callscope.engine.capture.request import CaptureRequest, RequestError, auth_headers
-from callscope.engine.core.json_text import dumps, loads
+from callscope.engine.core.json_text import dumps
+from callscope.engine.streams.conformance import stream_ended
+from callscope.engine.streams.protocols import expected_choices
 
 #: One received line: (ms since the request was sent, the line without its newline).
 #: Times are kept unrounded here; traces and reports keep them to the microsecond (:func:`stamped`).
@@ -57,6 +59,8 @@ class CaptureResult:
 
     url: str  # redacted: safe to print and record
     lines: list[Line] = field(default_factory=list)
+    protocol: str = "chat"  # the request's protocol (what the stream is read as)
+    expected_choices: int = 1  # the request's n
     status: int | None = None
     content_type: str | None = None
     error: CaptureError | None = None
@@ -88,7 +92,7 @@ def is_done_line(line: str) -> bool:
 
 
 def data_line_count(lines: list[Line]) -> int:
-    """How many received lines are events (``data:``); comments (``: ping``) and other fields are not."""
+    """How many received lines carry data (``data:``); comments (``: ping``), blank lines and other fields do not."""
     return sum(1 for _, line in lines if line.startswith("data:"))
 
 
@@ -156,7 +160,8 @@ class StreamCapture:
     ) -> None:
         self.request = request
         self.on_lines = on_lines
-        self.result = CaptureResult(url=request.public_url())
+        self.result = CaptureResult(url=request.public_url(), protocol=request.protocol,
+                                    expected_choices=expected_choices(request.body))
         #: Masks the key and the URL's credentials in every line, message and exception (read from the env now).
         self.redactor: Redactor = redactor_for(request.url, request.api_key_env)
         #: Bytes to lines, linear in the bytes; its ``copied`` shows the work without timing it.
@@ -197,12 +202,17 @@ class StreamCapture:
     # ------------------------------------------------------------ internals
 
     def _check_finished(self) -> None:
-        """A stream that just ended (EOF) without ``[DONE]`` or a finish chunk is a failed capture."""
+        """A stream that just ended (EOF) before its protocol's end (``[DONE]`` or a finish chunk,
+        ``response.completed``, ``message_stop``) is a failed capture."""
         result = self.result
-        if result.done or self._stopping or result.error is not None or _ends_with_finish(result.lines):
+        if result.done or self._stopping or result.error is not None:
             return
+        if data_line_count(result.lines) and stream_ended(result.lines, self.request.protocol):
+            return
+        end = {"chat": "a finish chunk or [DONE]", "responses": "response.completed",
+               "anthropic": "message_stop"}.get(self.request.protocol, "its end")
         message = (
-            "the server closed the stream before a finish chunk or [DONE]"
+            f"the server closed the stream before {end}"
             if data_line_count(result.lines)
             else "the server ended the response without sending a single data line"
         )
@@ -269,7 +279,7 @@ class StreamCapture:
             pool=request.connect_timeout,
         )
         headers = {"Accept": "text/event-stream", "Content-Type": "application/json",
-                   **auth_headers(request.api_key_env)}
+                   **auth_headers(request.api_key_env, request.protocol)}
         body = dumps(request.body, ensure_ascii=False).encode("utf-8")  # any depth (httpx's json= recurses)
         verify = _tls_context(request.insecure)
         async with httpx.AsyncClient(verify=verify, timeout=timeout, transport=self._transport) as client:
@@ -314,6 +324,7 @@ class StreamCapture:
         pieces = self.splitter.pieces
         redactor = self.redactor if self.redactor else None
         ms = 0.0
+        skip_lf = False  # the last read ended in CR: an LF starting this one is the same line end
         end = _EarlyEnd()
         try:
             async with end:
@@ -321,12 +332,20 @@ class StreamCapture:
                     if end.requested:
                         continue
                     ms = (monotonic() - started) * 1000.0
+                    if skip_lf:
+                        skip_lf = False
+                        if data[:1] == b"\n":
+                            data = data[1:]
+                            if not data:
+                                continue
+                    if b"\r" in data:  # CR and CRLF end lines too (the SSE spec): made LF, once per read
+                        skip_lf = data[-1:] == b"\r"
+                        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
                     if pieces:  # a line began in an earlier read: the splitter joins it (once)
                         parts = split(data)
                         if not parts:
                             continue
                         head = parts[0]
-                        crlf = b"\r" in data or head[-1:] == b"\r"
                         # a [DONE] split over reads is in the joined first line, near its end (O(1), however long)
                         marked = b"[DONE]" in data or b"[DONE]" in head[-64:]
                         secret = redactor is not None and (redactor.hit(data) or redactor.hit(head))
@@ -337,24 +356,18 @@ class StreamCapture:
                             pieces.append(tail)
                         if not parts:
                             continue
-                        crlf = b"\r" in data
                         marked = b"[DONE]" in data
                         secret = redactor is not None and redactor.hit(data)
                     if secret and redactor is not None:
                         parts = [redactor.data(raw) for raw in parts]
                     first = len(lines)
                     try:
-                        for raw in parts:
-                            if crlf:
-                                raw = raw.rstrip(b"\r")
-                            if raw:  # blank lines separate events
-                                append((ms, raw.decode()))
+                        for raw in parts:  # blank lines too: they end events, and the recording keeps them
+                            append((ms, raw.decode()))
                     except UnicodeDecodeError:
                         del lines[first:]
                         for raw in parts:
-                            raw = raw.rstrip(b"\r")
-                            if raw:
-                                append((ms, raw.decode("utf-8", "replace")))
+                            append((ms, raw.decode("utf-8", "replace")))
                     done = marked and _cut_at_done(lines, first)
                     if sink is not None and len(lines) > first:
                         sink(lines[first:])
@@ -373,7 +386,7 @@ class StreamCapture:
         was cut (:meth:`_fail`).
         """
         rest = self.splitter.rest()
-        raw = rest.rstrip(b"\r")
+        raw = rest
         if not raw:
             return
         if self.redactor:
@@ -425,10 +438,12 @@ class _EarlyEnd:
 
 
 def _cut_at_done(lines: list[Line], first: int) -> bool:
-    """Drop whatever follows ``data: [DONE]`` among ``lines[first:]``; True if it was there."""
+    """Drop whatever follows ``data: [DONE]`` (and the blank line that ends its event) among ``lines[first:]``;
+    True if it was there."""
     for i in range(first, len(lines)):
         if is_done_line(lines[i][1]):
-            del lines[i + 1 :]
+            keep = i + 2 if i + 1 < len(lines) and not lines[i + 1][1] else i + 1
+            del lines[keep:]
             return True
     return False
 
@@ -551,25 +566,3 @@ def classify_error(exc: httpx.HTTPError, request: CaptureRequest) -> CaptureErro
     if isinstance(exc, (httpx.ReadError, httpx.NetworkError)):
         return CaptureError("closed", f"connection lost mid-stream: {text}")
     return CaptureError("protocol", f"{type(exc).__name__}: {text}")
-
-
-def _ends_with_finish(lines: list[tuple[float | None, str]], look_back: int = 8) -> bool:
-    """Whether one of the last data lines carries a ``finish_reason`` (a server that omits ``[DONE]``).
-
-    Only data lines count towards ``look_back``: keep-alive comments after the finish chunk are not events.
-    """
-    seen = 0
-    for _, line in reversed(lines):
-        if not line.startswith("data:"):
-            continue
-        seen += 1
-        if seen > look_back:
-            break
-        try:
-            chunk = loads(line[5:])
-        except ValueError:
-            continue
-        choices = chunk.get("choices") if isinstance(chunk, dict) else None
-        if isinstance(choices, list) and any(isinstance(c, dict) and c.get("finish_reason") for c in choices):
-            return True
-    return False

@@ -22,21 +22,28 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
+from typing import Any
 
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.capture.client import CaptureResult, Line, stamped
 from callscope.engine.capture.redact import Redactor, redactor_for
 from callscope.engine.capture.request import CaptureRequest
+from callscope.engine.recordings.capture_trace import ATOMIC_SILENCE_KEY, CLIENTS_KEY
 from callscope.engine.recordings.trace import TraceHeader, TraceWriter
-from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS, analyze_capture_lines
+from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS, analyze_capture_streams
+from callscope.engine.streams.sse import EVENTS
 
 
-def capture_header(request: CaptureRequest, description: str = "", redactor: Redactor | None = None) -> TraceHeader:
+def capture_header(request: CaptureRequest, description: str = "", redactor: Redactor | None = None,
+                   extra: dict[str, Any] | None = None) -> TraceHeader:
     """The trace header of a capture: the request minus anything secret (no key, redacted URL).
 
     The body is the user's, but it goes through the redactor too: a request
     file that carries the key (some proxies want it in the body) must not put
-    it in the recording.
+    it in the recording. ``extra`` adds what the report depends on beyond the
+    request (:data:`ATOMIC_SILENCE_KEY`, :data:`CLIENTS_KEY`, a proxy's turn), so
+    the replay judges the stream as the live capture did; a ``protocol`` of None
+    (a proxied stream on a path of no known protocol) is left to be recognised.
     """
     redactor = redactor if redactor is not None else redactor_for(request.url, request.api_key_env)
     body = redactor.value(request.body)
@@ -49,8 +56,26 @@ def capture_header(request: CaptureRequest, description: str = "", redactor: Red
         messages=body.get("messages") if isinstance(body.get("messages"), list) else None,
         description=redactor.text(description) or f"capture of {request.public_url()}",
         unit="chunk",
-        extra={"url": request.public_url(), "request": settings},
+        # "sse": the recording keeps blank lines, so events are read as the spec says (older ones did not)
+        extra=_header_extra(request, settings, redactor.value(extra) if extra else None),
     )
+
+
+def judged_with(atomic_silence_ms: float, clients: tuple[str, ...] | None) -> dict[str, Any]:
+    """The header ``extra`` that makes a replay judge like this capture: its atomic silence, its profiles."""
+    found: dict[str, Any] = {ATOMIC_SILENCE_KEY: atomic_silence_ms}
+    if clients is not None:
+        found[CLIENTS_KEY] = list(clients)
+    return found
+
+
+def _header_extra(request: CaptureRequest, settings: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
+    found: dict[str, Any] = {"url": request.public_url(), "request": settings, "protocol": request.protocol,
+                             "sse": EVENTS}
+    found.update(extra or {})
+    if found.get("protocol") is None:
+        del found["protocol"]
+    return found
 
 
 class CaptureRecorder:
@@ -79,10 +104,14 @@ class CaptureRecorder:
         request: CaptureRequest,
         description: str = "",
         clock: Callable[[], float] = time.monotonic,
+        *,
+        redactor: Redactor | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
-        self.redactor = redactor_for(request.url, request.api_key_env)
+        #: The request's own secrets by default; a proxy passes the client's (its key, its auth headers).
+        self.redactor = redactor if redactor is not None else redactor_for(request.url, request.api_key_env)
         # Batches are flushed whole (flush()), not record by record: one write to the OS per batch.
-        self.writer = TraceWriter(path, capture_header(request, description, self.redactor), flush_each=False)
+        self.writer = TraceWriter(path, capture_header(request, description, self.redactor, extra), flush_each=False)
         self._clock = clock
         self._pending: list[Line] = []
         self._last_write = 0.0
@@ -189,9 +218,20 @@ def analyze_capture_result(
     result: CaptureResult,
     name: str = "capture",
     atomic_silence_ms: float = DEFAULT_ATOMIC_SILENCE_MS,
+    clients: tuple[str, ...] | None = None,
 ) -> Analysis:
-    """The Analysis of a finished live capture (what ``callscope capture`` prints)."""
-    return analyze_capture_lines(
+    """The Analysis of a finished live capture (what ``callscope capture`` prints); its primary choice."""
+    return analyze_capture_results(result, name, atomic_silence_ms, clients)[0]
+
+
+def analyze_capture_results(
+    result: CaptureResult,
+    name: str = "capture",
+    atomic_silence_ms: float = DEFAULT_ATOMIC_SILENCE_MS,
+    clients: tuple[str, ...] | None = None,
+) -> list[Analysis]:
+    """Every choice's Analysis of a finished live capture, the primary first (``n > 1`` gives several)."""
+    return analyze_capture_streams(
         stamped(result.lines),
         name,
         result.url,
@@ -199,4 +239,7 @@ def analyze_capture_result(
         error=result.error_message,
         cancelled=result.cancelled,
         atomic_silence_ms=atomic_silence_ms,
+        protocol=result.protocol,
+        clients=clients,
+        expected_choices=result.expected_choices,
     )

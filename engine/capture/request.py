@@ -1,4 +1,13 @@
-"""The chat-completions request a capture sends: where, what, and how (TLS, timeouts, key variable).
+"""The request a capture sends: where, what, and how (protocol, TLS, timeouts, key variable).
+
+Three protocols (:mod:`callscope.engine.streams.protocols`): Chat Completions,
+the OpenAI Responses API and Anthropic Messages. The URL names its protocol
+when it ends in an endpoint path (used as given); a base URL gets the
+protocol's endpoint appended. ``--prompt/--messages/--tools`` are written in
+the chat shape (tools in any shape :mod:`callscope.engine.core.tools` accepts)
+and converted to each protocol's (Responses: ``input``, flat function tools,
+``max_output_tokens``; Anthropic: ``system`` apart, ``{name, description,
+input_schema}`` tools, a required ``max_tokens``).
 
 The API key itself is never held here: only the *name* of the environment
 variable that carries it, read at send time (:func:`auth_headers`). So nothing
@@ -18,11 +27,15 @@ from callscope.engine.capture.redact import api_key, redact_url
 from callscope.engine.core.files import read_json
 from callscope.engine.core.json_text import DOCUMENT_DEPTH, loads
 from callscope.engine.core.tools import ToolsError, load_tools, validate_tools
+from callscope.engine.streams.protocols import DEFAULT_PROTOCOL, PROTOCOLS, endpoint_path, protocol_for_path
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+ANTHROPIC_API_KEY_ENV = "ANTHROPIC_API_KEY"
+ANTHROPIC_VERSION = "2023-06-01"
+#: Anthropic requires max_tokens; this is sent when the request does not say.
+ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 300.0  # a server may think for minutes before its first (or atomic) tool-call chunk
-CHAT_PATH = "/v1/chat/completions"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -32,11 +45,12 @@ class RequestError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class CaptureRequest:
-    """One streaming chat-completions request. ``body`` always has ``"stream": true``."""
+    """One streaming request of ``protocol`` (``chat``, ``responses``, ``anthropic``); ``body`` has ``"stream": true``."""
 
     url: str
     body: dict[str, Any]
     api_key_env: str = DEFAULT_API_KEY_ENV
+    protocol: str = DEFAULT_PROTOCOL
     insecure: bool = False
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     read_timeout: float = DEFAULT_READ_TIMEOUT
@@ -60,12 +74,20 @@ class CaptureRequest:
         return redact_url(self.url)
 
 
-def endpoint_url(url: str) -> str:
+def endpoint_url(url: str, protocol: str | None = None) -> str:
     """``http://host:8080`` -> ``http://host:8080/v1/chat/completions``; a full endpoint URL is kept.
 
     Users paste a server's base URL, its ``/v1`` root, or the endpoint itself;
-    all three mean the same request.
+    all three mean the same request. ``protocol`` picks the endpoint appended.
     """
+    return resolve_endpoint(url, protocol)[0]
+
+
+def resolve_endpoint(url: str, protocol: str | None = None) -> tuple[str, str]:
+    """The endpoint URL and its protocol: named by the URL's path when it ends in an endpoint (it must then
+    agree with ``protocol``, if given), else ``protocol`` (default chat) with its endpoint appended."""
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise RequestError(f"unknown protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
     shown = redact_url(url.strip())  # error messages never repeat a user:password@
     try:
         parts = urlsplit(url.strip())
@@ -80,13 +102,15 @@ def endpoint_url(url: str) -> str:
     except ValueError as exc:
         raise RequestError(f"bad port in URL {shown!r}: {exc}") from None
     path = parts.path.rstrip("/")
-    if path.endswith("/chat/completions"):
-        pass
-    elif path.endswith("/v1"):
-        path += "/chat/completions"
-    else:
-        path += CHAT_PATH
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+    named = protocol_for_path(path)
+    if named is not None:
+        if protocol is not None and protocol != named:
+            raise RequestError(f"the URL is the {named} endpoint ({path}), but the protocol asked is {protocol}")
+        return urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")), named
+    protocol = protocol or DEFAULT_PROTOCOL
+    endpoint = endpoint_path(protocol)
+    path += endpoint.removeprefix("/v1") if path.endswith("/v1") else endpoint
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")), protocol
 
 
 def check_api_key_env(api_key_env: str) -> None:
@@ -109,8 +133,10 @@ def check_api_key_env(api_key_env: str) -> None:
         )
 
 
-def auth_headers(api_key_env: str) -> dict[str, str]:
-    """``Authorization: Bearer <key>`` when the variable is set and non-empty, else nothing.
+def auth_headers(api_key_env: str, protocol: str = DEFAULT_PROTOCOL) -> dict[str, str]:
+    """The key's header when the variable is set and non-empty: ``Authorization: Bearer <key>``, or for
+    Anthropic ``x-api-key`` (plus the ``anthropic-version`` it requires, always). Never recorded: a
+    capture trace keeps the URL and body only, and the redactor masks the key wherever it is echoed.
 
     Raises :class:`RequestError` for a key no header can carry (httpx would
     otherwise fail with the header, key included, in its message).
@@ -118,6 +144,8 @@ def auth_headers(api_key_env: str) -> dict[str, str]:
     key = api_key(api_key_env)
     if key:
         check_api_key_env(api_key_env)
+    if protocol == "anthropic":
+        return {"anthropic-version": ANTHROPIC_VERSION, **({"x-api-key": key} if key else {})}
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 
@@ -149,16 +177,24 @@ def tool_choice_value(text: str) -> Any:
     return {"type": "function", "function": {"name": text}}
 
 
+def _tool_name(tool: Any) -> Any:
+    """A tool's (or a named tool_choice's) name in any of the three shapes: ``function.name`` or ``name``."""
+    if not isinstance(tool, dict):
+        return None
+    function = tool.get("function")
+    return function.get("name") if isinstance(function, dict) else tool.get("name")
+
+
 def _check_tool_choice(body: dict[str, Any]) -> None:
     """A named tool_choice must name one of the request's tools (servers fail late and obscurely otherwise)."""
     choice = body.get("tool_choice")
     if not isinstance(choice, dict):
         return
-    name = (choice.get("function") or {}).get("name") if isinstance(choice.get("function"), dict) else None
+    name = _tool_name(choice)
     if name is None:
         return
     tools = body.get("tools") or []
-    names = [t.get("function", {}).get("name") for t in tools if isinstance(t, dict)]
+    names = [_tool_name(t) for t in tools if isinstance(t, dict)]
     if name not in names:
         known = ", ".join(n for n in names if n) or "none: the request has no tools"
         raise RequestError(f"tool_choice names {name!r}, which is not among the request's tools ({known})")
@@ -175,24 +211,101 @@ def _request_object(doc: Any, what: str) -> dict[str, Any]:
     if messages is not None and (not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages)):
         raise RequestError(f"{what}: messages must be an array of message objects")
     tools = doc.get("tools")
+    body = dict(doc)
     if tools is not None:
         try:
-            validate_tools(tools)
+            body["tools"] = validate_tools(tools)  # bare function objects become the OpenAI tools array
         except ToolsError as exc:
             raise RequestError(f"{what}: tools: {exc}") from None
-    return dict(doc)
+    return body
 
 
-def parse_body(text: str, what: str = "request") -> dict[str, Any]:
-    """A request body typed by hand (the GUI's request editor): a JSON object with messages; stream forced on."""
+def _has_input(body: dict[str, Any], protocol: str) -> bool:
+    return bool(body.get("messages")) or (protocol == "responses" and bool(body.get("input")))
+
+
+def parse_body(text: str, what: str = "request", protocol: str = DEFAULT_PROTOCOL) -> dict[str, Any]:
+    """A request body typed by hand (the GUI's request editor): a JSON object with messages (or, for Responses,
+    input), in ``protocol``'s shape (chat-shaped parts are converted); stream forced on."""
     try:
         doc = loads(text, DOCUMENT_DEPTH)
     except ValueError as exc:
         raise RequestError(f"{what} is not valid JSON: {exc}") from None
     body = _request_object(doc, what)
-    if not body.get("messages"):
+    if not _has_input(body, protocol):
         raise RequestError(f"{what}: needs a non-empty messages array")
+    body = for_protocol(body, protocol)
     body["stream"] = True
+    return body
+
+
+# ------------------------------------------------------------------ the three shapes
+
+
+def for_protocol(body: dict[str, Any], protocol: str) -> dict[str, Any]:
+    """A chat-shaped body (tools normalised to the OpenAI array) in ``protocol``'s shape."""
+    if protocol == "responses":
+        return _responses_body(body)
+    if protocol == "anthropic":
+        return _anthropic_body(body)
+    return body
+
+
+def _function(tool: Any) -> dict[str, Any] | None:
+    """The function object of an OpenAI tool (the normaliser wraps Responses and Anthropic tools in one too)."""
+    function = tool.get("function") if isinstance(tool, dict) else None
+    return function if isinstance(function, dict) else None
+
+
+def _schema(function: dict[str, Any]) -> Any:
+    for key in ("parameters", "input_schema"):
+        if isinstance(function.get(key), dict):
+            return function[key]
+    return {"type": "object", "properties": {}}
+
+
+def _described(function: dict[str, Any]) -> dict[str, Any]:
+    return {"description": function["description"]} if "description" in function else {}
+
+
+def _responses_body(body: dict[str, Any]) -> dict[str, Any]:
+    body = dict(body)
+    messages = body.pop("messages", None)
+    if messages and "input" not in body:
+        body["input"] = messages
+    if isinstance(body.get("tools"), list):
+        body["tools"] = [
+            {"type": "function", "name": f.get("name"), **_described(f), "parameters": _schema(f)}
+            if (f := _function(t)) is not None else t
+            for t in body["tools"]
+        ]
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and isinstance(choice.get("function"), dict):
+        body["tool_choice"] = {"type": "function", "name": choice["function"].get("name")}
+    if "max_tokens" in body and "max_output_tokens" not in body:
+        body["max_output_tokens"] = body.pop("max_tokens")
+    return body
+
+
+def _anthropic_body(body: dict[str, Any]) -> dict[str, Any]:
+    body = dict(body)
+    messages = body.get("messages") or []
+    system = [m.get("content") for m in messages if m.get("role") == "system" and isinstance(m.get("content"), str)]
+    if system and "system" not in body:
+        body["system"] = "\n\n".join(system)
+    body["messages"] = [m for m in messages if m.get("role") != "system"]
+    if isinstance(body.get("tools"), list):
+        body["tools"] = [
+            {"name": f.get("name"), **_described(f), "input_schema": _schema(f)}
+            if (f := _function(t)) is not None else t
+            for t in body["tools"]
+        ]
+    choice = body.get("tool_choice")
+    if isinstance(choice, str):
+        body["tool_choice"] = {"type": {"required": "any"}.get(choice, choice)}
+    elif isinstance(choice, dict) and isinstance(choice.get("function"), dict):
+        body["tool_choice"] = {"type": "tool", "name": choice["function"].get("name")}
+    body.setdefault("max_tokens", ANTHROPIC_DEFAULT_MAX_TOKENS)
     return body
 
 
@@ -205,9 +318,11 @@ def build_body(
     tool_choice: str | None = None,
     model: str | None = None,
     max_tokens: int | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
 ) -> dict[str, Any]:
     """The JSON body: a request file as given, or one built from the pieces; options override the file.
 
+    The pieces are chat-shaped and converted to ``protocol``'s shape (:func:`for_protocol`).
     ``stream`` is forced on: a capture of a non-streaming answer shows nothing.
     """
     if request_file is not None:
@@ -234,8 +349,9 @@ def build_body(
         body["model"] = model
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
-    if not body.get("messages"):
+    if not _has_input(body, protocol):
         raise RequestError("no messages: give --request FILE, --messages FILE or --prompt TEXT")
     _check_tool_choice(body)
+    body = for_protocol(body, protocol)
     body["stream"] = True
     return body

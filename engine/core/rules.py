@@ -51,7 +51,8 @@ ARGUMENTS_DIVERGED = _rule(
 NAME_REVISED = _rule("name-revised", "a call's name changed after its header went out; withheld", REPLAY, RUN)
 CALLS_DROPPED = _rule("calls-dropped", "the parse has fewer calls than were already announced; withheld", REPLAY, RUN)
 NOT_RECONSTRUCTED = _rule(
-    "not-reconstructed", "what went out for a call does not rebuild the final call byte for byte", REPLAY, RUN)
+    "not-reconstructed", "what went out for a call does not rebuild the final call byte for byte", REPLAY, RUN,
+    CAPTURE)
 CALL_COUNT_MISMATCH = _rule(
     "call-count-mismatch", "the final parse has more calls than the wire carried", REPLAY, RUN)
 UNNAMED_CALL = _rule("unnamed-call", "the final parse has a call without a name, so it is never sent", REPLAY, RUN)
@@ -79,10 +80,40 @@ DUPLICATED_ARGUMENTS = _rule(
 MARKER_IN_CONTENT = _rule("marker-in-content", "tool-call markers or special tokens leaked into delta.content", CAPTURE)
 ATOMIC_TOOL_CALL = _rule("atomic-tool-call", "a call's arguments came in one chunk after a long silence", CAPTURE)
 FINISH_REASON_MISMATCH = _rule(
-    "finish-reason-mismatch", "finish_reason tool_calls without a tool-call delta, or tool calls ending in stop",
+    "finish-reason-mismatch", "the finish (finish_reason, stop_reason, status) disagrees with what arrived: "
+    "tool_calls without a tool-call delta, tool calls ending in stop, tool_calls on arguments that were cut off",
     CAPTURE)
-INVALID_CHUNK_JSON = _rule("invalid-chunk-json", "a data: line that is not a JSON object", CAPTURE)
+INVALID_CHUNK_JSON = _rule("invalid-chunk-json", "an event's data that is not a JSON object", CAPTURE)
 STREAM_ERROR = _rule("stream-error", "the server sent an error inside the stream", CAPTURE, ends_stream=True)
+INDEX_NOT_SEQUENTIAL = _rule(
+    "index-not-sequential", "tool-call indices are not 0, 1, 2... in order of first appearance (clients index a "
+    "list by them)", CAPTURE)
+HEADER_INCOMPLETE = _rule("header-incomplete", "a call's first delta lacks its id, type or function.name", CAPTURE)
+CHOICE_INDEX_UNEXPECTED = _rule(
+    "choice-index-unexpected", "a choice index other than 0, or beyond the n choices asked for", CAPTURE)
+MALFORMED_CHUNK = _rule(
+    "malformed-chunk", "a chunk or event of the wrong shape: a field of the wrong JSON type, a negative or huge "
+    "index, an unknown finish_reason", CAPTURE)
+ARGUMENTS_NOT_STRING = _rule(
+    "arguments-not-string", "function.arguments sent as a JSON value, not a string (clients concatenate strings)",
+    CAPTURE)
+LEGACY_FUNCTION_CALL = _rule(
+    "legacy-function-call", "the deprecated delta.function_call was sent (clients reading tool_calls ignore it)",
+    CAPTURE)
+CLIENT_ERROR = _rule("client-error", "a client profile raised an exception on the stream", CAPTURE)
+CLIENT_MISMATCH = _rule(
+    "client-mismatch", "a client profile assembled another call (id, name or arguments) than the stream meant",
+    CAPTURE)
+DELTA_UNANNOUNCED = _rule(
+    "delta-unannounced", "argument deltas for an output item or content block that was never announced", CAPTURE)
+DELTA_AFTER_DONE = _rule(
+    "delta-after-done", "a delta for an output item or content block after it was declared done", CAPTURE)
+DONE_MISMATCH = _rule(
+    "done-mismatch", "the arguments a .done event (or the finished item) carries differ from the concatenated "
+    "deltas", CAPTURE)
+PROTOCOL_UNKNOWN = _rule(
+    "protocol-unknown", "a stream of a protocol callscope does not read (not chat completions, Responses or "
+    "Anthropic Messages)", CAPTURE)
 
 #: Rules after which nothing more arrives: the reconciliation says the stream ended early.
 STREAM_ENDERS: tuple[str, ...] = tuple(rule.id for rule in RULES.values() if rule.ends_stream)

@@ -57,8 +57,14 @@ class WireChunk:
             call["type"] = "function"
             call["function"] = {"name": self.name if self.name is not None else "", "arguments": self.text}
             return {"tool_calls": [call]}
-        if self.kind == ARGUMENTS:
-            return {"tool_calls": [{"index": self.index, "function": {"arguments": self.text}}]}
+        if self.kind == ARGUMENTS:  # a captured server may re-send id and name on later fragments: shown as sent
+            call = {"index": self.index}
+            if self.call_id is not None:
+                call["id"] = self.call_id
+            function = {"name": self.name} if self.name is not None else {}
+            function["arguments"] = self.text
+            call["function"] = function
+            return {"tool_calls": [call]}
         return {}
 
 

@@ -29,6 +29,7 @@ import contextlib
 import copy
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,10 @@ ANY = "any"
 
 # A JSON string character without raw control characters (JSON forbids them; the stock rule allows them).
 _JSON_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
+# The same inside a Python string literal (pythonic calls): no ``\/``, which Python keeps as two characters.
+_PY_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\bfnrt] | "u" [0-9a-fA-F]{4})'
+#: Rule names of the Python-literal converter (pythonic calls) are its JSON names with this prefix.
+_PY = "py-"
 # A character of a raw-text value (XML-parameter formats): no ``<`` (it could start the closer), no control.
 _RAW_CHAR = r"[^<\x00-\x1F]"
 # The first character of raw text that must not read as JSON (a value of undeclared type is JSON if it parses).
@@ -176,14 +181,20 @@ def _fn(tool: dict[str, Any]) -> dict[str, Any]:
     return fn if isinstance(fn, dict) else {}
 
 
-def _make_converter(raw_pattern: bool = False) -> Any:
-    """llama-cpp-python's ``SchemaConverter``, with ``$ref`` rules named per tool.
+def _make_converter(raw_pattern: bool = False, python: bool = False) -> Any:
+    r"""llama-cpp-python's ``SchemaConverter``, with ``$ref`` rules named per tool.
 
     The stock converter names the rule of ``#/$defs/Address`` just ``Address``,
     so two tools with different ``Address`` models would share one rule; refs
     are resolved with the tool's own base (``t0``), and the rule is ``t0-Address``.
+
+    ``python``: values as Python literals rather than JSON (pythonic calls): a
+    JSON object, array, string or number is already Python source, so only the
+    constants differ (``True``/``False``/``None``) and ``\/`` is left out of
+    strings; the primitive rules get their own names (``py-boolean``) so they
+    live beside the JSON ones in one grammar.
     """
-    from llama_cpp.llama_grammar import INVALID_RULE_CHARS_RE, SchemaConverter
+    from llama_cpp.llama_grammar import INVALID_RULE_CHARS_RE, PRIMITIVE_RULES, STRING_FORMAT_RULES, SchemaConverter
 
     class Converter(SchemaConverter):
         def _resolve_ref(self, ref: str) -> str:
@@ -195,7 +206,39 @@ def _make_converter(raw_pattern: bool = False) -> Any:
                 self._refs_being_resolved.remove(ref)
             return name
 
-    return Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=raw_pattern)
+    class PythonConverter(Converter):
+        _OWN = {"boolean": '("True" | "False") space', "null": '"None" space', "char": _PY_CHAR}
+
+        def _add_primitive(self, name: str, rule: Any) -> str:
+            content = self._OWN.get(name, rule.content)
+            for dep in rule.deps:
+                content = re.sub(rf"(?<![\w-]){re.escape(dep)}(?![\w-])", _PY + dep, content)
+            added = self._add_rule(_PY + name if name != "root" else name, content)
+            for dep in rule.deps:
+                if _PY + dep not in self._rules:
+                    self._add_primitive(dep, PRIMITIVE_RULES.get(dep) or STRING_FORMAT_RULES.get(dep))
+            return added
+
+        def _generate_constant_rule(self, value: Any) -> str:
+            return self._format_literal(python_literal(value))
+
+    cls = PythonConverter if python else Converter
+    return cls(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=raw_pattern)
+
+
+def python_literal(value: Any) -> str:
+    """``value`` (JSON data) as Python source: JSON spelling, but ``True``/``False``/``None``."""
+    if value is True:
+        return "True"
+    if value is False:
+        return "False"
+    if value is None:
+        return "None"
+    if isinstance(value, list):
+        return "[" + ", ".join(python_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))}: {python_literal(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
 
 
 class _Rules:
@@ -207,6 +250,9 @@ class _Rules:
         self._raw = _make_converter(raw_pattern=True)  # bare (unquoted) pattern rules for raw-text values
         self._raw._rules = self.converter._rules  # one rule set, one ref table
         self._raw._refs = self.converter._refs
+        self.python = _make_converter(python=True)  # Python-literal values (pythonic calls)
+        self.python._rules = self.converter._rules
+        self.python._refs = self.converter._refs
         self.rules: dict[str, str] = {}
 
     def add(self, name: str, rule: str) -> None:
@@ -218,6 +264,8 @@ class _Rules:
             rules["char"] = _JSON_CHAR
         if "string" in rules:  # the free string (object keys, unknown formats): bounded like the others
             rules["string"] = f'"\\"" char{{0,{self.max_string}}} "\\"" space'
+        if _PY + "string" in rules:
+            rules[_PY + "string"] = f'"\\"" {_PY}char{{0,{self.max_string}}} "\\"" space'
         rules.setdefault("space", '" "?')
         rules.update(self.rules)
         return "\n".join(f"{name} ::= {rule}" for name, rule in rules.items())
@@ -307,6 +355,7 @@ class _ToolArguments:
         self._declared = _fn(tool).get("parameters") or {"type": "object", "properties": {}}
         self._schema: Any = None
         self._json: str | None = None
+        self._python: str | None = None
 
     def json(self) -> str:
         if self._json is None:
@@ -331,10 +380,45 @@ class _ToolArguments:
             optional = [k for k in props if k not in required]
             return [
                 ParameterRule(
-                    key, self._rules.raw_value(f"t{self._index}-{key}", props[key], declared.get(key)), key in required
+                    key,
+                    self._rules.raw_value(f"t{self._index}-{key}", props[key], declared.get(key)),
+                    key in required,
+                    declared_type(declared.get(key)),
                 )
                 for key in required + optional
             ]
+
+    def python(self) -> str:
+        if self._python is None:
+            schema = self._rules.deref(self._prepared())
+            schema = schema if isinstance(schema, dict) else {}
+            props = schema.get("properties") or {}
+            required = [k for k in schema.get("required", []) if k in props]
+            optional = [k for k in props if k not in required]
+            for key in props:
+                if not str(key).isidentifier():
+                    raise CannotForce(f"parameter {key!r} is not a Python name, so it cannot be a keyword argument")
+            with self._schema_errors():
+                kvs = {
+                    key: f"{lit(key + '=')} {self._rules.python.visit(props[key], f't{self._index}-py-{key}')}"
+                    for key in required + optional
+                }
+                sep = lit(", ")
+                if required:
+                    body = f" {sep} ".join(kvs[k] for k in required)
+                    body += "".join(f" ({sep} {kvs[k]})?" for k in optional)
+                elif optional:
+                    firsts = [
+                        kvs[k] + "".join(f" ({sep} {kvs[j]})?" for j in optional[i + 1 :])
+                        for i, k in enumerate(optional)
+                    ]
+                    body = "(" + " | ".join(firsts) + ")?"
+                else:
+                    body = '""'
+            name = f"t{self._index}-py-kwargs"
+            self._rules.add(name, body)
+            self._python = name
+        return self._python
 
     def _prepared(self) -> Any:
         """The parameters schema tightened for the run, its ``$ref``s resolved (once)."""
@@ -367,7 +451,7 @@ def _bounded_open_object(name: str, rule: str) -> str:
     member after member until ``--max-tokens``. That is the ``additionalProperties``
     members and the free-form ``object``/``array`` primitives (a ``{}`` schema).
     """
-    if name.endswith("additional-kvs") or name in ("object", "array"):
+    if name.endswith("additional-kvs") or name in ("object", "array", _PY + "object", _PY + "array"):
         return rule.replace(")*", f"){{0,{_OPEN_MEMBERS - 1}}}")
     return rule
 

@@ -9,8 +9,12 @@ of a UTF-8 character, so pieces are bytes and are never decoded one by one.
 Prompt processing (time to first token) is reported on its own.
 
 llama-cpp-python has no cancel call; :class:`Generation` checks a stop flag
-between tokens, so a cancel takes effect before the next decode starts (within
-one token once prefill is over). One thread owns the ``Llama``
+between tokens, so a cancel takes effect before the next decode starts. The
+prompt is evaluated here, :data:`PREFILL_BATCH` tokens at a time with the flag
+checked between batches (``Llama.generate`` would evaluate a long prompt in one
+uninterruptible call), so Stop during prompt evaluation waits for one batch,
+not the whole prompt; ``generate`` then finds the prompt in its cache and
+decodes from its last token. One thread owns the ``Llama``
 (:meth:`LoadedModel.acquire`); nothing else touches it during a generation.
 """
 
@@ -27,6 +31,9 @@ from callscope.engine.core.causes import CANCELLED, ERROR, LENGTH, STOP
 from callscope.engine.decode.errors import PromptTooLong
 from callscope.engine.decode.model import LoadedModel
 from callscope.engine.decode.progress import NO_PROGRESS, DecodeProgress
+
+#: Prompt tokens evaluated between two looks at the stop flag (a cancel waits for at most one batch).
+PREFILL_BATCH = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,8 +217,16 @@ class Generation:
         llama.reset()  # full prefill every run: honest time to first token, reproducible sampling
         llama.set_seed(self.sampler.seed)
         progress = self.progress
-        progress.evaluating_prompt(len(self.prompt_tokens))  # generate() evaluates it all before its first token
+        progress.evaluating_prompt(len(self.prompt_tokens))
         on_token = progress.token
+        try:
+            if not self._prefill(llama):
+                stats.cause, stats.end_ms = CANCELLED, round((clock() - start) * 1000.0, 3)
+                return
+        except (RuntimeError, ValueError, OSError, MemoryError, IndexError) as exc:
+            stats.cause, stats.error = ERROR, f"{type(exc).__name__}: {exc}"
+            stats.end_ms = round((clock() - start) * 1000.0, 3)
+            return
         tokens = llama.generate(self.prompt_tokens, grammar=self.grammar, **self.sampler.generate_kwargs())
         cause = LENGTH
         try:
@@ -246,6 +261,20 @@ class Generation:
             tokens.close()
         stats.cause = cause
         stats.end_ms = round((clock() - start) * 1000.0, 3)
+
+
+    def _prefill(self, llama: Any) -> bool:
+        """Evaluate all but the prompt's last token in batches, the stop flag checked between them.
+
+        False when stopped. ``generate`` then re-evaluates only the last token (its
+        logits are what the first sample needs) and samples from there.
+        """
+        head = self.prompt_tokens[:-1]
+        for at in range(0, len(head), PREFILL_BATCH):
+            if self.stop.is_set():
+                return False
+            llama.eval(head[at : at + PREFILL_BATCH])
+        return not self.stop.is_set()
 
 
 def tokenize_prompt(model: LoadedModel, prompt: str) -> list[int]:

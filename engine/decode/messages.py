@@ -1,4 +1,4 @@
-"""The request's ``messages``: the default demo conversation, and loading/validating a messages file.
+"""The request's ``messages``: the demo conversations, and loading/validating a messages file.
 
 A messages file is an OpenAI ``messages`` array, ``{"messages": [...]}``, or a
 whole chat-completion request body (its ``tools`` are then used when no
@@ -12,16 +12,18 @@ from typing import Any
 
 from callscope.engine.core.files import parse_json, read_document
 from callscope.engine.core.tools import ToolsError, validate_tools
+from callscope.engine.decode.demos import get_demo
 from callscope.engine.decode.errors import MessagesError
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "ipython")
 
-#: The demo request: it asks for both sample tools, so `callscope run` with no arguments shows parallel calls.
-DEFAULT_PROMPT = "What is the weather in Paris right now? Also show me the file notes/todo.txt."
+#: The default demo's request (:mod:`~engine.decode.demos`): `callscope run` with no arguments asks for a long file.
+DEFAULT_PROMPT = get_demo().prompt
 
 
-def default_messages(prompt: str | None = None) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": prompt if prompt is not None else DEFAULT_PROMPT}]
+def default_messages(prompt: str | None = None, demo: str | None = None) -> list[dict[str, Any]]:
+    """The conversation of demo ``demo`` (the default demo for None), ``prompt`` replacing its user message."""
+    return get_demo(demo).messages(prompt)
 
 
 def validate_messages(doc: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:

@@ -65,7 +65,7 @@ def choose_template(
     check_format_choice(format_id)
     if template is not None:
         caps = probe_caps(template)
-        det = detect_format(template.source, caps) if format_id == AUTO else _chosen(format_id)
+        det = _auto(template, caps, model) if format_id == AUTO else _chosen(format_id)
         if format_id == AUTO and not caps.supports_tools:
             fallback = format_without_tools()
             det = FormatDetection(
@@ -78,7 +78,7 @@ def choose_template(
         own = ChatTemplate(f"gguf:tokenizer.chat_template of {model.file_name}", model.chat_template, "model")
         caps = probe_caps(own)
         if caps.supports_tools:
-            det = detect_format(own.source, caps)
+            det = _auto(own, caps, model) if format_id == AUTO else detect_format(own.source, caps)
             if format_id in (AUTO, det.format_id):
                 return (
                     own,
@@ -117,6 +117,14 @@ def choose_template(
         "the model has no chat template: built-in ChatML template" if model is not None else "built-in ChatML template"
     )
     return chosen, why, det, probe_caps(chosen)
+
+
+def _auto(template: ChatTemplate, caps: TemplateCaps, model: ModelInfo | None) -> FormatDetection:
+    """``--format auto`` for a template: its dedicated parser if it reads the template back, else a derived one."""
+    from callscope.engine.decode.format_choice import choose_format  # the analysis only when a template is given
+
+    bos, eos = (model.bos_token, model.eos_token) if model is not None else ("", "")
+    return choose_format(template, caps, bos_token=bos, eos_token=eos).detection
 
 
 def _chosen(format_id: str) -> FormatDetection:

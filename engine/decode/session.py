@@ -51,6 +51,9 @@ class RunSettings:
     max_calls: int = 2
     min_calls: int = 1
     content_chars: int = 40
+    #: Longest string a forced argument may hold unless its schema says otherwise (``grammar.tighten``);
+    #: a schema's own ``minLength`` still wins. The write-file demo raises it for its long ``content``.
+    max_string: int = 24
     #: The forced syntax per format that has several (format id -> form, ``grammar.form_choices()``),
     #: e.g. Mistral's ``array`` ([TOOL_CALLS][{...}]) or ``args`` ([TOOL_CALLS]NAME[ARGS]{...}); default: the first.
     forms: dict[str, str] = field(default_factory=dict)
@@ -94,6 +97,7 @@ class LiveRun:
                 settings.force_tool,
                 max_calls=settings.max_calls,
                 content_chars=settings.content_chars,
+                max_string=settings.max_string,
                 min_calls=settings.min_calls,
                 forms=settings.forms,
             )
@@ -110,7 +114,7 @@ class LiveRun:
     @property
     def thinking(self) -> bool:
         """The prompt left the model inside a ``<think>`` block: the generation starts as reasoning."""
-        return prompt_opens_reasoning(self.plan.prompt)
+        return prompt_opens_reasoning(self.plan.prompt, self.plan.format_id)
 
     def source_info(self) -> SourceInfo:
         s = self.settings

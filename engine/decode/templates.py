@@ -4,9 +4,18 @@ The templates people debug are real ones (a model's ``tokenizer.chat_template``,
 a published ``.jinja`` file), so they are rendered the way Hugging Face
 ``apply_chat_template`` and llama.cpp's minja render them: a sandboxed Jinja
 environment with ``trim_blocks``/``lstrip_blocks``, loop controls, a
-``{% generation %}`` block, a ``tojson`` that does not HTML-escape, and the
-``raise_exception``/``strftime_now`` globals. Nothing a template says can reach
-the file system or mutate the caller's data (immutable sandbox).
+``{% generation %}`` block, a ``tojson`` that does not HTML-escape (and takes
+the generators ``map``/``selectattr`` return), and the
+``raise_exception``/``strftime_now`` globals. Templates may build and mutate
+their own lists and dicts (``ns.calls.append(...)``, as Kimi's do; the runtimes
+allow it), so the sandbox is a mutable one, but every render gets its own deep
+copy of the request: nothing a template does reaches the caller's data, and
+nothing reaches the file system (no loader, no unsafe attributes).
+
+The request is shaped as llama.cpp shapes it before rendering: every tool has a
+``description`` and ``parameters`` (templates write ``tool.description`` without
+checking), and a template written for the legacy ``functions`` variable gets
+the tools' function objects under that name.
 
 The wire format is detected from the template *source* by the markers it
 contains, in llama.cpp's order (``common_chat_templates_apply_jinja``), and the
@@ -15,24 +24,26 @@ detection always says why it chose what it chose.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 import jinja2
-from jinja2 import nodes
+from jinja2 import meta, nodes
 from jinja2.ext import Extension
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.sandbox import SandboxedEnvironment
 
 from callscope.engine.core.files import read_document
 from callscope.engine.core.json_text import DOCUMENT_DEPTH, dumps, loads
 from callscope.engine.core.shipped import resource
+from callscope.engine.core.tools import normalize_tools
 from callscope.engine.decode.errors import TemplateError
 from callscope.engine.formats import FormatSpec, TemplateSign, all_specs, get_spec, live_view
 
@@ -69,9 +80,53 @@ def _tojson(
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, jinja2.Undefined):
-        return None
-    return value
+    """``value`` with what ``json.dumps`` cannot take made plain: undefined is null, a generator a list.
+
+    Filters such as ``map`` and ``selectattr`` return generators, and templates
+    pipe them straight into ``tojson`` (``tools | map(attribute='function') | tojson``).
+    Walked without recursion: a tools schema may nest deeply.
+    """
+    if not _needs_plain(value):
+        return value
+    root: list[Any] = [None]
+    todo: list[tuple[Any, Any, Any]] = [(root, 0, value)]
+    while todo:
+        parent, slot, node = todo.pop()
+        if isinstance(node, jinja2.Undefined):
+            parent[slot] = None
+        elif isinstance(node, dict):
+            copy_: dict[Any, Any] = dict(node)
+            parent[slot] = copy_
+            todo.extend((copy_, k, v) for k, v in copy_.items() if _needs_plain(v))
+        elif isinstance(node, (list, tuple)) or _is_iterator(node):
+            items = list(node)
+            parent[slot] = items
+            todo.extend((items, i, v) for i, v in enumerate(items) if _needs_plain(v))
+        else:
+            parent[slot] = node
+    return root[0]
+
+
+def _is_iterator(value: Any) -> bool:
+    return isinstance(value, (Iterator, range)) and not isinstance(value, (str, bytes))
+
+
+def _needs_plain(value: Any) -> bool:
+    """Whether ``value`` holds something json.dumps refuses (checked shallowly for scalars, deeply for containers)."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return False
+    if isinstance(value, jinja2.Undefined) or _is_iterator(value):
+        return True
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+        elif isinstance(node, jinja2.Undefined) or _is_iterator(node):
+            return True
+    return False
 
 
 class GenerationBlock(Extension):
@@ -88,8 +143,12 @@ class GenerationBlock(Extension):
         return caller()
 
 
-def make_environment() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(
+def make_environment() -> SandboxedEnvironment:
+    """The sandbox: unsafe attributes refused, no loader (no file is reachable), containers mutable.
+
+    Mutation is safe because :meth:`ChatTemplate.render` hands each render its own copy of the request.
+    """
+    env = SandboxedEnvironment(
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
@@ -106,9 +165,13 @@ _TEMPLATE_FILE = "<template>"  # the file name Jinja gives code compiled from a 
 
 
 @functools.lru_cache(maxsize=64)
-def _compile(source: str) -> jinja2.Template:
-    """Compiling is the slow part of rendering; capability probes render one template several times."""
-    return _ENV.from_string(source)
+def _compile(source: str) -> tuple[jinja2.Template, frozenset[str]]:
+    """The compiled template and the variables it reads from its context.
+
+    Compiling is the slow part of rendering; capability probes and the
+    template analysis render one template dozens of times.
+    """
+    return _ENV.from_string(source), frozenset(meta.find_undeclared_variables(_ENV.parse(source)))
 
 
 # ==================================================================== template
@@ -123,10 +186,27 @@ class ChatTemplate:
     origin: str  # file | model | built-in
 
     def compiled(self) -> jinja2.Template:
+        return self._compiled()[0]
+
+    def variables(self) -> frozenset[str]:
+        """The names the template reads from its context (``messages``, ``tools``, ``enable_thinking``...)."""
+        return self._compiled()[1]
+
+    def _compiled(self) -> tuple[jinja2.Template, frozenset[str]]:
         try:
             return _compile(self.source)
         except jinja2.TemplateSyntaxError as exc:
             raise TemplateError(self.name, exc.lineno, f"syntax error: {exc.message}") from None
+
+    def renderer(self, bos_token: str = "", eos_token: str = "") -> Callable[..., str]:
+        """``render`` in the shape the template analysis takes (``engine.templates.renders.Renderer``)."""
+
+        def render(
+            messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, add_generation_prompt: bool, **extra: Any
+        ) -> str:
+            return self.render(messages, tools, add_generation_prompt, bos_token, eos_token, **extra)
+
+        return render
 
     def render(
         self,
@@ -137,16 +217,24 @@ class ChatTemplate:
         eos_token: str = "",
         **extra: Any,
     ) -> str:
-        """The prompt text; any failure becomes a :class:`TemplateError` naming this template and line."""
-        template = self.compiled()
+        """The prompt text; any failure becomes a :class:`TemplateError` naming this template and line.
+
+        The template gets a deep copy of ``messages``, ``tools`` and ``extra`` (it may mutate
+        them), tools shaped by :func:`tools_for_template`, and ``functions`` when it reads
+        that variable instead of ``tools``.
+        """
+        template, variables = self._compiled()
+        shaped = tools_for_template(tools)
         context = {
-            "messages": messages,
-            "tools": tools or None,
+            "messages": copy.deepcopy(messages),
+            "tools": shaped,
             "add_generation_prompt": add_generation_prompt,
             "bos_token": bos_token,
             "eos_token": eos_token,
-            **extra,
+            **copy.deepcopy(extra),
         }
+        if "functions" in variables and "tools" not in variables and shaped:
+            context["functions"] = [tool["function"] for tool in shaped]  # the legacy OpenAI ``functions`` shape
         try:
             return template.render(**context)
         except _Raised as exc:
@@ -156,6 +244,25 @@ class ChatTemplate:
             raise TemplateError(self.name, line, f"{type(exc).__name__}: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - a template can make any Python operation fail
             raise TemplateError(self.name, _template_line(exc), f"{type(exc).__name__}: {exc}") from None
+
+
+def tools_for_template(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """A copy of the request's tools as llama.cpp hands them to a template (None for no tools).
+
+    Every tool is ``{"type": "function", "function": {name, description, parameters}}``
+    (:func:`~engine.core.tools.normalize_tools` takes the other shapes people pass),
+    with an empty ``description`` and an empty object schema where the request has
+    none: templates write ``tool.description`` without checking it is defined.
+    """
+    if not tools:
+        return None
+    shaped = []
+    for tool in normalize_tools(copy.deepcopy(tools)):
+        fn = tool["function"]
+        fn.setdefault("description", "")
+        fn.setdefault("parameters", {"type": "object", "properties": {}})
+        shaped.append(tool)
+    return shaped
 
 
 def _template_line(exc: BaseException) -> int | None:
@@ -232,6 +339,13 @@ class TemplateCaps:
 
 
 _NEEDLE_ARGS = {"argument_needle": "print('Hello, World!')"}
+#: The needle argument's key as a template writes an arguments object, in any wire format: a JSON or
+#: Python key (not inside a JSON-encoded string), <parameter=KEY>, <arg_key>KEY</arg_key>,
+#: <parameter name="KEY">, Gemma's bare KEY:, a pythonic call's KEY=.
+_NEEDLE_KEY = re.compile(
+    r"""(?<!\\)(?:"argument_needle"\s*:|'argument_needle'\s*:)|<parameter=argument_needle>"""
+    r"""|>argument_needle<|name="argument_needle"|[{,]\s*argument_needle:|[(,]\s*argument_needle="""
+)
 _PROBE_TOOL = {
     "type": "function",
     "function": {
@@ -263,7 +377,7 @@ def probe_caps(template: ChatTemplate) -> TemplateCaps:
         return [user, {"role": "assistant", "content": "", "tool_calls": [call]}]
 
     def renders_args(text: str) -> bool:
-        return any(s in text for s in ('"argument_needle":', "'argument_needle':", "<parameter=argument_needle>"))
+        return _NEEDLE_KEY.search(text) is not None
 
     as_string = renders_args(_probe(template, call_message(json.dumps(_NEEDLE_ARGS)), [_PROBE_TOOL]))
     as_object = renders_args(_probe(template, call_message(_NEEDLE_ARGS), [_PROBE_TOOL]))

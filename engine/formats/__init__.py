@@ -44,6 +44,25 @@ BUILTIN: tuple[str, ...] = (
     "emulated",
     "deepseek_v31",
     "gpt_oss",
+    # tag families (group 1)
+    "seed_oss",
+    "glm45",
+    "minimax_m2",
+    "deepseek_v32",
+    "kimi_k2",
+    "deepseek_v3",
+    "gemma4",
+    "functionary_v3_1",
+    # JSON families (group 2)
+    "granite",
+    "nemotron_v2",
+    "apriel",
+    "apertus",
+    "command_r7b",
+    "pythonic",
+    "functionary_v3_2",
+    "gigachat3",
+    "solar_open",
 )
 
 _TABLE = FormatTable(__name__, BUILTIN)
@@ -108,9 +127,16 @@ def supports_thinking(format_id: str) -> bool:
     return get_spec(format_id).thinking
 
 
-def prompt_opens_reasoning(prompt: str) -> bool:
-    """True when a rendered prompt leaves the model inside a ``<think>`` block (Qwen3, DeepSeek thinking mode)."""
-    return prompt.rstrip().endswith("<think>")
+def prompt_opens_reasoning(prompt: str, format_id: str | None = None) -> bool:
+    """True when a rendered prompt leaves the model inside a reasoning block (Qwen3, DeepSeek thinking mode).
+
+    The block is ``<think>``, or the reasoning opener of ``format_id``'s parser when it names its own
+    (a format derived from a template that reasons in ``<|START_THINKING|>``).
+    """
+    opener = "<think>"
+    if format_id is not None and format_id in FORMAT_IDS and get_spec(format_id).thinking:
+        opener = getattr(get_spec(format_id).parser, "_think_open", opener) or opener
+    return prompt.rstrip().endswith(opener)
 
 
 def make_parser(format_id: str, tools: list[dict[str, Any]] | None = None, thinking: bool = False) -> FormatParser:

@@ -117,12 +117,7 @@ class Parser(ThinkTextMachine):
             name = self._name.strip()
             if not name or len(self._name) > NAME_LIMIT:
                 return self._release_opener(_TEXT)
-            self._pending = ""
-            self._call = self._open_call()
-            self._name_call(self._call, name)
-            self._buf = rest[len(SEP) :]
-            self._ws = ""
-            self._skip_ws = True
+            self._open_raw_call(name, rest[len(SEP) :])
             self._state = _ARGS
             return True
         if SEP.startswith(rest):
@@ -130,22 +125,13 @@ class Parser(ThinkTextMachine):
         return self._release_opener(_TEXT)
 
     def _on_args(self) -> bool:
-        marker = self._scan(_ARGS_CLOSERS, self._say_arguments)
+        marker = self._raw_arguments(_ARGS_CLOSERS)
         if marker is None:
             return False
-        self._ws = ""  # whitespace before the closer is layout
-        self._skip_ws = False
         if marker == CALL_END:
             self._state = _BLOCK
             return True
         return self._back_to_text()
-
-    def _say_arguments(self, text: str) -> None:
-        """Arguments with leading (after the separator) and trailing (before the closer) layout held."""
-        self._say_trimmed(text, self._append_arguments)
-
-    def _append_arguments(self, text: str) -> None:
-        self._arguments(self._call, text)
 
     _handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
         **ThinkTextMachine.think_handlers,

@@ -5,8 +5,16 @@ blocks anywhere in the text (text around them is content)::
 
     [TOOL_CALLS] [ws] [ {"name": ..., "arguments": {...}, "id": ...}, ... ]     (Nemo, v3 tokenizer)
     [TOOL_CALLS] [ws] NAME [ [CALL_ID] ID ] [ARGS] {...}                      (v11+ tokenizer)
+    [TOOL_CALLS] [ws] NAME [ [CALL_ID] ID ] {...}                             (v11+, detokenized without [ARGS])
 
-Array form: each element is a call object read by
+A detokenizer that skips control tokens drops ``[ARGS]`` (vLLM's v11 tests
+read ``[TOOL_CALLS]add{"a": 1}``): a name followed directly by ``{`` is the
+same call. (A generation that ends on ``[TOOL_CALLS]NAME`` is content: a name
+cut off by the end cannot be told from a complete one, and names are only
+ever announced complete; vLLM reads it as a call without arguments.)
+
+Array form: the array is read by :class:`~engine.formats._kit.call_array.CallArrayScan`,
+each element a call object read by
 :class:`~engine.formats._kit.json_call_machine.CallReader` (arguments stream verbatim,
 ``"id"`` is the model's id only if written before the name and arguments;
 Mistral writes it last, so it is normally not used: the id of a call goes out
@@ -42,9 +50,9 @@ import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from callscope.engine.formats._kit.call_array import CLOSED, NOT_A_CALL, RUNNING, CallArrayScan
 from callscope.engine.formats._kit.gbnf import ArgumentRules, CallsLayout, CannotForce, Envelope, lit
-from callscope.engine.formats._kit.json_call_machine import ArgumentsValueScan, CallReader
-from callscope.engine.formats._kit.json_scanner import VALUE_END, VALUE_START, JsonScanner
+from callscope.engine.formats._kit.json_call_machine import ArgumentsValueMachine
 from callscope.engine.formats._kit.spec import Call, FormatSpec, Markers, TemplateSign
 from callscope.engine.formats._kit.text_machine import PieceMachine, skip_space
 from callscope.engine.formats._kit.writing import dumps
@@ -59,35 +67,33 @@ _ID = re.compile(r"[A-Za-z0-9_\-]*")
 _CONTENT, _MARKER, _ARRAY, _ARGS, _AFTER_BLOCK = range(5)
 
 
-class Parser(PieceMachine):
+class Parser(ArgumentsValueMachine):
     """Incremental Mistral parser, both forms (see the module docstring for the rules)."""
 
     _content_state = _CONTENT
+    _after_arguments = _AFTER_BLOCK
 
     def __init__(self, tools: list[dict[str, Any]] | None = None) -> None:
         super().__init__(tools, _CONTENT)
         self._block = ""  # [TOOL_CALLS] and what follows, until the form is known
-        # array form
-        self._scanner: JsonScanner | None = None
-        self._reader: CallReader | None = None
-        self._held: list[str] = []  # text of the block / element not yet shown to be a call
-        self._holding = False
-        self._block_has_call = False
-        # named form
-        self._args: ArgumentsValueScan | None = None
+        self._array: CallArrayScan | None = None  # the array form's calls
+        self._lead = ""  # the whitespace between the marker and "[" (given back with a block that is not calls)
 
     def _finish(self) -> None:
         while True:
             if self._state == _MARKER:
                 self._run(*self._not_a_call(self._block))
-            elif self._state == _ARRAY and self._holding:
-                self._run(*self._give_up_held(""))
+            elif self._state == _ARRAY:
+                scan = self._array
+                scan.truncate()
+                if scan.status == CLOSED:  # a call cut mid-way keeps its arguments so far
+                    self._reset_block()
+                    break
+                self._run(*self._array_given_back(scan))
             else:
                 break
-        if self._state == _ARRAY and self._reader is not None:
-            self._reader.truncate()
-        elif self._state == _ARGS and self._args is not None:
-            self._args.truncate()
+        if self._state == _ARGS:
+            self._truncate_arguments()
         pending = self._take_pending()
         if self._state == _CONTENT:
             self._content(pending)
@@ -111,12 +117,8 @@ class Parser(PieceMachine):
     def _reset_block(self) -> None:
         self._state = _CONTENT
         self._block = ""
-        self._scanner = None
-        self._reader = None
+        self._array = None
         self._args = None
-        self._held = []
-        self._holding = False
-        self._block_has_call = False
 
     # ------------------------------------------------------------ which form
 
@@ -128,9 +130,8 @@ class Parser(PieceMachine):
             return self._hold_block(block, text)
         if block[start] == "[":
             self._state = _ARRAY
-            self._scanner = JsonScanner(report_depth=2)
-            self._held = [block[:start]]
-            self._holding = True
+            self._array = CallArrayScan(self)
+            self._lead = block[len(MARKER) : start]
             return block[start:], 0
         name_end = _NAME.match(block, start).end()
         if name_end == start:
@@ -141,12 +142,16 @@ class Parser(PieceMachine):
         rest = block[name_end:]
         if rest.startswith(ARGS):
             return self._open_named(name, None, block, name_end + len(ARGS))
+        if rest.startswith("{"):  # v11 detokenized: the [ARGS] control token was skipped
+            return self._open_named(name, None, block, name_end)
         if rest.startswith(CALL_ID):
             id_start = name_end + len(CALL_ID)
             id_end = _ID.match(block, id_start).end()
             tail = block[id_end:]
             if tail.startswith(ARGS):
                 return self._open_named(name, block[id_start:id_end] or None, block, id_end + len(ARGS))
+            if tail.startswith("{") and id_end > id_start:
+                return self._open_named(name, block[id_start:id_end], block, id_end)
             if ARGS.startswith(tail):
                 return self._hold_block(block, text)
             return self._not_a_call(block)
@@ -161,90 +166,35 @@ class Parser(PieceMachine):
     def _open_named(self, name: str, call_id: str | None, block: str, args_at: int) -> tuple[str, int]:
         index = self._open_call(call_id)
         self._name_call(index, name)
-        self._state = _ARGS
-        self._args = ArgumentsValueScan(self, index)
+        self._start_arguments(index, _ARGS)
         return block[args_at:], 0
-
-    # ------------------------------------------------------------ named form
-
-    def _in_args(self, text: str, pos: int) -> tuple[str, int]:
-        args = self._args
-        stop = args.feed(text, pos)
-        if args.done:
-            broken = args.broken
-            self._reset_block()
-            self._state = _CONTENT if broken else _AFTER_BLOCK
-            return text, stop
-        return text, len(text)
 
     # ------------------------------------------------------------ array form
 
     def _in_array(self, text: str, pos: int) -> tuple[str, int]:
-        events, stop = self._scanner.feed(text, pos)
-        hold_from = pos
-        for event in events:
-            kind, depth = event[0], event[1]
-            reader = self._reader
-            if kind == VALUE_START:
-                if depth == 1:
-                    if event[3] != "{":
-                        return self._element_not_a_call(text, hold_from if self._holding else event[2])
-                    reader = self._reader = CallReader(self)
-                    if not self._holding:
-                        self._holding = True
-                        self._held = []
-                        hold_from = event[2]
-                elif depth == 2 and reader is not None:
-                    reader.value_start(event[4], event[2], event[3])
-            elif kind == VALUE_END:
-                if depth == 2 and reader is not None:
-                    reader.value_end(text, event[2])
-                elif depth == 1 and reader is not None:
-                    reader.close()
-                    if not reader.failed:
-                        self._reader = None
-                elif depth == 0:
-                    self._reset_block()
-                    self._state = _AFTER_BLOCK
-                    return text, event[2]
-            else:  # a syntax error
-                if reader is not None and reader.opened:
-                    reader.abort(text, event[2])
-                    self._reset_block()
-                    return text, event[2]
-                if self._holding:
-                    return self._element_not_a_call(text, hold_from)
-                self._reset_block()
-                return text, event[2]
-            if reader is not None:
-                if reader.failed:
-                    return self._element_not_a_call(text, hold_from)
-                if reader.opened and self._holding:
-                    self._holding = False
-                    self._held = []
-                    self._block_has_call = True
-        if self._reader is not None:
-            self._reader.flush(text, stop)
-        if self._holding:
-            self._held.append(text[hold_from:stop])
-        return text, len(text)
-
-    def _element_not_a_call(self, text: str, hold_from: int) -> tuple[str, int]:
-        return self._give_up_held(text[hold_from:])
-
-    def _give_up_held(self, rest: str) -> tuple[str, int]:
-        """What was held is not a call: the whole block (no call yet) or the element is content."""
-        held = "".join(self._held) + rest
-        if self._block_has_call:
+        scan = self._array
+        stop = scan.feed(text, pos)
+        if scan.status == RUNNING:
+            return text, len(text)
+        if scan.status == CLOSED:
             self._reset_block()
-            return held, 0
-        return self._not_a_call(held)
+            self._state = _AFTER_BLOCK
+            return text, stop
+        return self._array_given_back(scan)
+
+    def _array_given_back(self, scan: CallArrayScan) -> tuple[str, int]:
+        """The array stopped being calls: without a call yet the whole block is read again after its
+        marker (released as content); after a call, the text it gave back is content."""
+        if scan.status == NOT_A_CALL:
+            return self._not_a_call(MARKER + self._lead + scan.rest)
+        self._reset_block()
+        return scan.rest, 0
 
     _handlers: ClassVar[dict[int, Callable[..., tuple[str, int]]]] = {
         _CONTENT: _in_content,
         _MARKER: _after_marker,
         _ARRAY: _in_array,
-        _ARGS: _in_args,
+        _ARGS: ArgumentsValueMachine._in_arguments,
         _AFTER_BLOCK: PieceMachine._layout_then_content,
     }
 

@@ -15,6 +15,8 @@ from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.core.wire import ARGUMENTS, FINISH, HEADER, ROLE, WireChunk, chunk_json
 
 COLUMNS = ("step", "time", "index", "kind", "fragment")
+#: Rows kept formatted (a screenful many times over); dropped all at once past it.
+ROW_CACHE = 4096
 
 
 def fragment_text(chunk: WireChunk, limit: int = 200, cause: str | None = None) -> str:
@@ -59,6 +61,7 @@ class ChunkIndex:
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
         self.steps: list[int] = []
+        self._rows: dict[int, ChunkRow] = {}
         self._per_call: dict[int, tuple[list[int], list[int], list[str]]] = {}  # index -> (chunk #, cum len, texts)
         self.sync()
 
@@ -83,6 +86,15 @@ class ChunkIndex:
         return bisect.bisect_right(self.steps, step)
 
     def row(self, number: int) -> ChunkRow:
+        """The table's cells for chunk ``number`` (kept: a table asks for each cell of a row, every paint)."""
+        row = self._rows.get(number)
+        if row is None:
+            if len(self._rows) >= ROW_CACHE:
+                self._rows.clear()
+            row = self._rows[number] = self._make_row(number)
+        return row
+
+    def _make_row(self, number: int) -> ChunkRow:
         chunk = self.analysis.chunks[number]
         return ChunkRow(
             chunk.step,

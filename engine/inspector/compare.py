@@ -125,7 +125,7 @@ class Comparison:
     def side_summary(self, side: str) -> str:
         analysis = self.left if side == "left" else self.right
         return (
-            f"{self.title(side)}: {len(analysis.chunks)} chunks, "
+            f"{self.title(side)}: {plural(len(analysis.chunks), 'chunk')}, "
             f"{finish_badge(analysis.finish_reason, analysis.finish_cause, analysis.violations)}, "
             f"{plural(len(analysis.violations), 'violation')}; {ttfd_label(analysis)}"
         )

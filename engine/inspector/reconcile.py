@@ -16,6 +16,7 @@ from callscope.engine.analysis.report import describe_finish, end_detail
 from callscope.engine.core import rules
 from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.core.wire import Violation
+from callscope.engine.inspector.held import HeldText
 
 EQUAL = "equal"
 STREAMED = "streamed"  # only on the wire
@@ -127,10 +128,25 @@ class Reconciliation:
     end_detail: str | None = None
     #: :func:`callscope.engine.analysis.report.describe_finish`: ``tool_calls (generation ended: error: connection lost)``
     finish_sentence: str = ""
+    #: text the parser still held back when a cut stream ended (never sent), with why
+    held: HeldText | None = None
+
+    @property
+    def cut(self) -> bool:
+        """The stream was cancelled or failed: there is no verdict to pass, whatever was sent."""
+        return self.finish_cause in UNFINISHED
 
     @property
     def ok(self) -> bool:
-        return all(c.reconstructs for c in self.calls) and not self.violations
+        return all(c.reconstructs for c in self.calls) and not self.violations and not self.cut
+
+    @property
+    def held_sentence(self) -> str:
+        """``never sent: 27 characters held back ('[TOOL_CALLS][{"name": "get_')``, or empty."""
+        if self.held is None or not self.held.text:
+            return ""
+        n = len(self.held.text)
+        return f"never sent: {n:,} character{'s' if n != 1 else ''} held back ({self.held.shown!r})"
 
     @property
     def headline(self) -> str:
@@ -141,7 +157,8 @@ class Reconciliation:
         )
 
 
-def reconcile(analysis: Analysis) -> Reconciliation:
+def reconcile(analysis: Analysis, held: HeldText | None = None) -> Reconciliation:
+    """The verdict per call; ``held``: what the parser held at the end (a cut stream's unsent tail)."""
     verdicts: list[CallVerdict] = []
     for call in analysis.calls:
         final_name = analysis.terminal.calls[call.index].name if call.index < len(analysis.terminal.calls) else None
@@ -176,4 +193,5 @@ def reconcile(analysis: Analysis) -> Reconciliation:
         analysis.terminal.content,
         end_detail(analysis),
         describe_finish(analysis),
+        held if analysis.finish_cause in UNFINISHED else None,
     )

@@ -13,26 +13,25 @@ without knowing the wire format:
   the parser holds back, whitespace between calls).
 
 For display, a run of ``held`` tokens right before a token that opens a call,
-or right after a call's tokens, is tool-call markup (``<tool_call>``,
-``"}}``, ``</tool_call>``) and is shown as ``call`` (:attr:`TextSpans.display`);
-a ``held`` run between two argument tokens of one call (JSON whitespace the
-parser held) is shown as that call's arguments.
+or right after a call's tokens, is tool-call markup and is shown as ``call``
+(:attr:`TextSpans.display`, the token's kind in previews and chunk spans).
 
 A token's events say what it produced, not which of its characters did: one
 token can close a marker and start a value (``>\n``). So the pane colours per
-character (:meth:`TextSpans.pieces`): text matching a known marker of any
-format (:func:`markup_pattern`, from the format specs) is ``call`` whatever token carried it.
+character (:meth:`TextSpans.pieces`), from :class:`~.char_kinds.CharKinds`:
+where each piece of content, reasoning and argument text came from, the text
+consumed between them being markup. Never from a pattern over the text: a
+marker the parser kept as argument text is argument text.
 """
 
 from __future__ import annotations
 
 import bisect
 import codecs
-import functools
-import re
 from dataclasses import dataclass
 
 from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.core.parse_model import (
     ArgumentsAppended,
     CallNamed,
@@ -44,7 +43,7 @@ from callscope.engine.core.parse_model import (
 )
 from callscope.engine.core.pieces import joined
 from callscope.engine.core.wire import CONTENT, FINISH, HEADER, REASONING, ROLE, WireChunk
-from callscope.engine.formats import all_specs, registry_generation
+from callscope.engine.inspector.char_kinds import CharKinds
 from callscope.engine.inspector.timebase import Timebase
 
 ARGUMENTS = "arguments"
@@ -53,25 +52,6 @@ CONTENT_KIND = "content"
 REASONING_KIND = "reasoning"
 HELD = "held"
 SPAN_KINDS = (ARGUMENTS, CALL, CONTENT_KIND, REASONING_KIND, HELD)
-
-#: Special-token spellings shared by many models whatever their format: ``<|im_end|>``, ``<|channel|>``,
-#: DeepSeek's ``<｜...｜>``.
-_SPECIAL_TOKENS = (r"<\|[a-z_]+\|>", r"<｜[^｜<>\n]*｜>")
-
-
-def markup_pattern() -> re.Pattern[str]:
-    """The markup of every wire format (its spec's ``markers``) and the special tokens, as one pattern."""
-    return _markup_pattern(registry_generation())
-
-
-@functools.lru_cache(maxsize=4)
-def _markup_pattern(generation: int) -> re.Pattern[str]:
-    specs = all_specs()
-    patterns = [p for spec in specs for p in spec.markers.markup]
-    literals = sorted({m for spec in specs for m in spec.markers.leak}, key=len, reverse=True)
-    alternatives = dict.fromkeys([*patterns, *map(re.escape, literals), *_SPECIAL_TOKENS])
-    return re.compile("|".join(alternatives))
-
 
 def utf16_len(text: str) -> int:
     """Length of ``text`` in UTF-16 code units: what Qt counts as a text position.
@@ -133,6 +113,7 @@ class TextSpans:
         self._events_by_step: dict[int, list] = {}
         self._records_seen = 0
         self.has_text = False
+        self.chars = CharKinds()
         self.sync()
 
     def sync(self) -> str:
@@ -157,9 +138,11 @@ class TextSpans:
                 events_here = self._events_by_step.get(record.step, [])
                 kind, index = classify(events_here)
                 self._append_kind(kind, index, opens_call(events_here))
+                self.chars.step(record.step, piece, events_here)
             else:  # a step that is not a position (duplicate number): fold into the last token
                 self.ends[-1] += len(piece)
                 self.ends16[-1] += utf16_len(piece)
+                self.chars.extend(piece)
         self._records_seen = len(records)
         text = "".join(added)
         if text:
@@ -189,35 +172,12 @@ class TextSpans:
         self.display.append(display)
         self.call_index.append(index)
 
-    def markup(self) -> list[tuple[int, int]]:
-        """Character ranges ``[start, end)`` of every marker in the text (computed once per text length)."""
-        text = self.text
-        if getattr(self, "_markup_for", -1) != len(text):
-            self._markup = [m.span() for m in markup_pattern().finditer(text)]
-            self._markup_starts = [start for start, _ in self._markup]
-            self._markup_for = len(text)
-        return self._markup
-
     def pieces(self, position: int) -> list[tuple[int, int, str, int | None]]:
-        """The token at ``position`` as ``(start, end, kind, call index)`` character ranges: markers split out."""
+        """The token at ``position`` as ``(start, end, kind, call index)`` character ranges, as the parser read them."""
         span = self.span(position)
         if span.end <= span.start:
             return []
-        markup = self.markup()
-        i = max(0, bisect.bisect_right(self._markup_starts, span.start) - 1)
-        out: list[tuple[int, int, str, int | None]] = []
-        at = span.start
-        while i < len(markup) and markup[i][0] < span.end:
-            lo, hi = max(markup[i][0], span.start), min(markup[i][1], span.end)
-            if hi > lo:
-                if lo > at:
-                    out.append((at, lo, span.kind, span.call_index))
-                out.append((lo, hi, CALL, span.call_index))
-                at = hi
-            i += 1
-        if at < span.end:
-            out.append((at, span.end, span.kind, span.call_index))
-        return out
+        return self.chars.kinds(span.start, span.end)
 
     def char_kinds(self) -> list[tuple[str, int | None]]:
         """The displayed ``(kind, call index)`` of every character (tests, exports); argument kinds keep their call."""
@@ -234,7 +194,15 @@ class TextSpans:
             self._pieces.append(tail)
             self.ends[-1] += len(tail)
             self.ends16[-1] += utf16_len(tail)
+            self.chars.extend(tail)
+        self.chars.finish(self.timebase.steps[-1], cut=self.analysis.finish_cause in UNFINISHED)
         return tail
+
+    def held(self, position: int) -> tuple[int, int]:
+        """Characters ``[start, end)`` the parser had read by ``position`` but nothing had come of yet."""
+        end = self.cut(position)
+        start = min(end, self.chars.resolved_at(self.timebase.step(position)))
+        return start, end
 
     @property
     def text(self) -> str:

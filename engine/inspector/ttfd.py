@@ -3,8 +3,9 @@
 The curve of a policy is the running total of argument characters the client
 has received (the unit the reconciliation pane, the timeline and the call
 table count in, so every pane quotes the same total); the
-streaming policy ramps, the atomic baseline is one step at the end. Labels use
-the same gain wording as the CLI report (:func:`callscope.engine.analysis.report.ttfd_gain`).
+streaming policy ramps, the atomic baseline is one step at the end. The gain is
+always worded the same way (:func:`gain_text`): the ratio, then the time saved,
+never the one for some runs and the other for others.
 """
 
 from __future__ import annotations
@@ -80,10 +81,15 @@ def ttfd_label(analysis: Analysis) -> str:
     text = f"first delta {describe_first(s, analysis.unit)}"
     if policy != "atomic":
         text += f" vs {describe_first(a, analysis.unit)} atomic"
-    gain = ttfd_gain(analysis)
+    gain = gain_text(analysis)
     if gain and policy != "atomic":
         text += f", {gain}"
     return text
+
+
+def gain_text(analysis: Analysis) -> str | None:
+    """The gain in the report's one wording (:func:`~engine.analysis.report.ttfd_gain`)."""
+    return ttfd_gain(analysis)
 
 
 @dataclass(slots=True)

@@ -1,13 +1,15 @@
 """The old behaviour, kept as the baseline: tool calls only once generation is over.
 
 Content streams as usual; every tool call is withheld until the terminal parse
-and then sent whole, one delta per call. This is what produced "29 s of silence,
+and then sent whole, one delta per call. A stream cut before the end (cancelled,
+an error) never reaches that point, so its baseline sends no call at all. This is what produced "29 s of silence,
 then 700 tokens at once".
 """
 
 from __future__ import annotations
 
 from callscope.engine.core import rules
+from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.core.parse_model import Parse, StepChanges
 from callscope.engine.core.wire import HEADER, WireChunk
 from callscope.engine.policies.base import StreamingPolicy, finish_reason_for
@@ -25,6 +27,8 @@ class AtomicPolicy(StreamingPolicy):
         self.stream_text(step, ms, changes)
 
     def decide_finish(self, step: int, terminal: Parse, cause: str) -> str | None:
+        if cause in UNFINISHED:  # a cut stream never reaches the end of generation: nothing is sent
+            return finish_reason_for(cause, False)
         ms = self.finish_ms
         for index, call in enumerate(terminal.calls):
             if call.name is None:

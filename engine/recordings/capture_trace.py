@@ -12,9 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from callscope.engine.analysis.analyzer import Analysis
-from callscope.engine.recordings.trace import Trace
-from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS, analyze_capture_lines
+from callscope.engine.recordings.trace import MAX_MS, Trace
+from callscope.engine.streams.clients import PROFILES
+from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS, analyze_capture_streams
+from callscope.engine.streams.protocols import PROTOCOLS, expected_choices
+from callscope.engine.streams.sse import EVENTS, LINES
 
+#: Header ``extra`` keys that change a capture's verdicts, kept so a replay judges it as the live capture did:
+#: the ``--atomic-silence`` in ms, and the ``--client`` profiles (absent: the defaults).
+ATOMIC_SILENCE_KEY = "atomic_silence_ms"
+CLIENTS_KEY = "clients"
 #: The old (pre-``detail``) way a trace kept why a capture ended early; read, never written.
 END_NOTE = ": callscope-capture-ended "
 NO_END_RECORD = "the recording has no end record (the capture was killed)"
@@ -24,13 +31,48 @@ def analyze_capture_trace(
     trace: Trace,
     policy: str | None = None,
     name: str = "capture",
-    atomic_silence_ms: float = DEFAULT_ATOMIC_SILENCE_MS,
+    atomic_silence_ms: float | None = None,
 ) -> Analysis:
-    """The Analysis of a recorded capture (``callscope replay``). ``policy`` is ignored: the server chose.
+    """The Analysis of a recorded capture (``callscope replay``), its primary choice. ``policy`` is ignored:
+    the server chose. Gives the same verdicts as the live capture that recorded it."""
+    return analyze_capture_traces(trace, policy, name, atomic_silence_ms)[0]
 
-    Gives the same verdicts as the live capture that recorded it.
+
+def recorded_atomic_silence(trace: Trace) -> float:
+    """The ``--atomic-silence`` the capture was judged with (ms), or the default for older recordings."""
+    value = trace.header.extra.get(ATOMIC_SILENCE_KEY)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= MAX_MS:
+        return float(value)
+    return DEFAULT_ATOMIC_SILENCE_MS
+
+
+def recorded_clients(trace: Trace) -> tuple[str, ...] | None:
+    """The client profiles the capture was judged with, the known ones (None: the defaults)."""
+    value = trace.header.extra.get(CLIENTS_KEY)
+    if not isinstance(value, list):
+        return None
+    return tuple(p for p in value if isinstance(p, str) and p in PROFILES)
+
+
+def analyze_capture_traces(
+    trace: Trace,
+    policy: str | None = None,
+    name: str = "capture",
+    atomic_silence_ms: float | None = None,
+    clients: tuple[str, ...] | None = None,
+) -> list[Analysis]:
+    """Every choice's Analysis of a recorded capture, the primary first.
+
+    The header says how to read it: its protocol (older recordings: chat), whether blank
+    lines were kept (``sse: events``; older recordings had one event per data line), the
+    request's ``n``, and the atomic silence and client profiles the capture was judged
+    with (``atomic_silence_ms`` and ``clients`` override them).
     """
     del policy
+    if atomic_silence_ms is None:
+        atomic_silence_ms = recorded_atomic_silence(trace)
+    if clients is None:
+        clients = recorded_clients(trace)
     lines: list[tuple[float | None, str]] = []
     error: str | None = None
     for record in trace.lines:
@@ -46,8 +88,11 @@ def analyze_capture_trace(
     elif trace.end.cause == "error" and error is None:
         error = "the capture ended with an error"
     extra: dict[str, Any] = {}
-    url = trace.header.extra.get("url") if isinstance(trace.header.extra.get("url"), str) else None
-    return analyze_capture_lines(
+    header = trace.header.extra
+    url = header.get("url") if isinstance(header.get("url"), str) else None
+    protocol = header.get("protocol") if header.get("protocol") in PROTOCOLS else None
+    settings = header.get("request") if isinstance(header.get("request"), dict) else {}
+    return analyze_capture_streams(
         lines,
         name,
         trace.path,
@@ -56,4 +101,8 @@ def analyze_capture_trace(
         cancelled=cancelled,
         atomic_silence_ms=atomic_silence_ms,
         extra=extra,
+        protocol=protocol,
+        framing=EVENTS if header.get("sse") == EVENTS else LINES,
+        clients=clients,
+        expected_choices=expected_choices(settings),
     )

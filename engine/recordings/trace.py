@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import os
 import time
@@ -51,6 +52,7 @@ from callscope.engine.core.bulk import gc_paused
 from callscope.engine.core.causes import END_CAUSES
 from callscope.engine.core.files import read_bytes, strip_bom
 from callscope.engine.core.json_text import DOCUMENT_DEPTH, JSONLimitError, deeper_than, dumps, loads
+from callscope.engine.core.tools import normalize_tools
 
 TRACE_SCHEMA = "callscope.trace/1"
 #: Every trace schema version this reader understands.
@@ -175,6 +177,10 @@ def _round_ms(ms: float | None) -> float | None:
     return None if ms is None else round(float(ms), 3)
 
 
+#: A JSON string as :func:`json.dumps` writes it with ``ensure_ascii=False`` (the C encoder).
+_encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
 def _dumps(record: dict[str, Any]) -> str:
     """One record's line; any depth (a header's tools may nest deeply)."""
     return dumps(record, ensure_ascii=False, separators=(",", ":"))
@@ -217,11 +223,14 @@ class TraceWriter:
         return self._file is None
 
     def _write(self, record: dict[str, Any]) -> None:
+        self._write_text(_dumps(record) + "\n")
+
+    def _write_text(self, text: str) -> None:
         if self._file is None:
             raise ValueError(f"trace {self.path} is closed")
         if self.ended:
             raise ValueError(f"trace {self.path} already has its end record")
-        self._file.write(_dumps(record) + "\n")
+        self._file.write(text)
         if self.flush_each:
             self._file.flush()
         else:
@@ -238,8 +247,14 @@ class TraceWriter:
         self.steps_written += 1
 
     def write_line(self, ms: float | None, line: str) -> None:
-        """One SSE line a capture received, stamped with its receive time."""
-        self._write({"type": "line", "ms": _round_ms(ms), "line": line})
+        """One SSE line a capture received, stamped with its receive time.
+
+        The record's text is put together directly (the same bytes :func:`_dumps` writes for
+        ``{"type": "line", "ms": ..., "line": ...}``): a capture or a proxy writes thousands a second.
+        """
+        ms = _round_ms(ms)
+        self._write_text(f'{{"type":"line","ms":{"null" if ms is None else float.__repr__(ms)},'
+                         f'"line":{_encode_string(line)}}}\n')
 
     def end(self, cause: str, ms: float | None, detail: str | None = None) -> None:
         """How generation ended (``stop``, ``length``, ``cancelled``, ``error``), and why in words if known."""
@@ -382,7 +397,8 @@ def _header(record: dict[str, Any], where: str) -> TraceHeader:
     header.unit = _choice(record, "unit", UNITS, where, "token")
     header.format = _opt(record, "format", str, where)
     header.template = _opt(record, "template", str, where)
-    header.tools = _opt(record, "tools", list, where)
+    tools = _opt(record, "tools", list, where)
+    header.tools = normalize_tools(tools) if tools is not None else None  # bare function objects too: the OpenAI array
     header.messages = _opt(record, "messages", list, where)
     header.model_file = _opt(record, "model_file", str, where)
     header.model_sha256 = _opt(record, "model_sha256", str, where)

@@ -1,1 +1,12 @@
-"""Streams on the wire, judged: received chunks in, the same Analysis as any other source out (no HTTP here)."""
+"""Streams on the wire, judged: received lines in, the same Analysis as any other source out (no HTTP here).
+
+- :mod:`.sse`: server-sent events from recorded lines, as the WHATWG spec reads them;
+- :mod:`.protocols`: Chat Completions (:mod:`.chat`), OpenAI Responses (:mod:`.responses`) and
+  Anthropic Messages (:mod:`.anthropic`), each a :class:`~.protocol.ProtocolReader`, and how to tell them apart;
+- :mod:`.assembly`: what a stream means, and the Analysis built from it;
+- :mod:`.clients`: client profiles (the official openai SDK run for real, a naive ``+=`` client);
+- :mod:`.conformance`: :class:`~.conformance.CaptureAnalyzer`, the live analysis that ties them together.
+
+Whoever recorded the lines (the capture client, a recording proxy, a HAR or mitmproxy reader) feeds
+``(ms, line)`` pairs, blank lines included, to :func:`~.conformance.analyze_capture_streams`.
+"""

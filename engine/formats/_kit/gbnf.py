@@ -53,12 +53,15 @@ class ParameterRule(NamedTuple):
 
     ``value`` is the GBNF of the value as raw text, the way XML-parameter formats
     write it (Qwen3-Coder's ``<parameter=KEY>VALUE</parameter>``): a string is its
-    bare text, anything else its JSON.
+    bare text, anything else its JSON. ``kind`` is the JSON type the schema
+    declares for it (None: not one type), for syntaxes that mark strings
+    (DeepSeek V3.2's ``string="true"``, Gemma 4's ``<|"|>`` quotes).
     """
 
     key: str
     value: str
     required: bool
+    kind: str | None = None
 
 
 class ArgumentRules(Protocol):
@@ -72,9 +75,25 @@ class ArgumentRules(Protocol):
         """The top-level parameters, required ones first, each with its raw-text value rule."""
         ...
 
+    def python(self) -> str:
+        """The name of the rule of the arguments as Python keyword arguments (``key=value, ...``, Python literals).
+
+        Raises :class:`CannotForce` for a parameter whose name is not a Python name.
+        """
+        ...
+
 
 #: ``(tool name, its argument rules) -> GBNF of one call``; may raise :class:`CannotForce`.
 CallBuilder = Callable[[str, ArgumentRules], str]
+
+
+def parameter_blocks(args: ArgumentRules, block: Callable[[ParameterRule], str]) -> str:
+    """The GBNF of every parameter's ``block`` in order (required ones first), the optional ones optional."""
+    parts = []
+    for param in args.parameters():
+        rule = block(param)
+        parts.append(rule if param.required else f"({rule})?")
+    return " ".join(parts)
 
 
 def around_arguments(head: Callable[[str], str], tail: str) -> CallBuilder:
@@ -141,4 +160,5 @@ __all__ = [
     "ParameterRule",
     "around_arguments",
     "lit",
+    "parameter_blocks",
 ]

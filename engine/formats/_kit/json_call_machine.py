@@ -26,10 +26,16 @@ helpers. The rules it keeps:
   opens (the id travels in the call's first wire delta and never changes); an
   id written after the name, as Mistral and generic schemas order it, is
   ignored for the same reason.
+* The member names are a :class:`CallKeys` value: ``name``/``arguments``/``id``
+  by default, Command R7B's ``tool_name``/``parameters``/``tool_call_id``
+  otherwise. A *strict* reader (a call looked for inside prose) gives up as
+  soon as a member that is none of them (nor ``"type"``) comes before the call
+  opened, so a JSON object quoted in an answer is content at once.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from callscope.engine.formats._kit.json_scanner import (
@@ -45,6 +51,23 @@ if TYPE_CHECKING:
     from callscope.engine.formats._kit.parser import FormatParser
 
 ARGUMENT_KEYS = ("arguments", "parameters")
+
+
+@dataclass(frozen=True, slots=True)
+class CallKeys:
+    """The member names of a call object: its name, its arguments (the first present wins), its id."""
+
+    name: tuple[str, ...] = ("name",)
+    arguments: tuple[str, ...] = ARGUMENT_KEYS
+    id: tuple[str, ...] = ("id",)
+
+    def known(self, key: object) -> bool:
+        """A member a call object may have before it opens (``"type": "function"`` included)."""
+        return key in self.name or key in self.arguments or key in self.id or key == "type"
+
+
+#: ``{"name": ..., "arguments"|"parameters": ..., "id": ...}``, the common shape.
+JSON_KEYS = CallKeys()
 
 # what a member value being captured is
 _NONE, _NAME, _ID, _ARGS_RAW, _ARGS_STRING, _SKIP = range(6)
@@ -63,13 +86,17 @@ class CallReader:
         "decoder",
         "failed",
         "index",
+        "keys",
         "name",
         "opened",
         "parser",
+        "strict",
     )
 
-    def __init__(self, parser: FormatParser) -> None:
+    def __init__(self, parser: FormatParser, keys: CallKeys = JSON_KEYS, strict: bool = False) -> None:
         self.parser = parser
+        self.keys = keys
+        self.strict = strict
         self.index: int | None = None
         self.name: str | None = None
         self.call_id: str | None = None
@@ -86,24 +113,35 @@ class CallReader:
 
     def value_start(self, key: object, pos: int, first: str) -> None:
         """A member value begins at ``pos`` of the current piece."""
-        if key == "name" and self.name is None and first == '"':
+        keys = self.keys
+        if key in keys.name and self.name is None and first == '"':
             self._begin(_NAME, pos + 1)
-        elif key == "name" and self.name is None and not self.opened:
+        elif key in keys.name and self.name is None and not self.opened:
             self._not_a_call()  # a name that is not a string: not a tool call
-        elif key in ARGUMENT_KEYS and not self.args_seen:
-            self.args_seen = True
-            self._open()
-            if first == '"':
-                self.decoder = JsonStringDecoder()
-                self.capture = _ARGS_STRING
-                self.cap_from = pos + 1
-            else:
-                self.capture = _ARGS_RAW
-                self.cap_from = pos
-        elif key == "id" and not self.opened and first == '"':
+        elif self.strict and not self.opened and not keys.known(key):
+            self._not_a_call()  # a JSON object in prose, not a call
+        elif key in keys.arguments and not self.args_seen:
+            self._open_arguments(pos, first)
+        elif key in keys.id and not self.opened and first == '"':
             self._begin(_ID, pos + 1)
         else:
             self.capture = _SKIP
+
+    def skip_member(self) -> None:
+        """The member value that starts now is not part of the call."""
+        self.capture = _SKIP
+
+    def _open_arguments(self, pos: int, first: str) -> None:
+        """The arguments value starts at ``pos``: the call opens, the value streams from here."""
+        self.args_seen = True
+        self._open()
+        if first == '"':
+            self.decoder = JsonStringDecoder()
+            self.capture = _ARGS_STRING
+            self.cap_from = pos + 1
+        else:
+            self.capture = _ARGS_RAW
+            self.cap_from = pos
 
     def value_end(self, text: str, pos: int) -> None:
         """The member value that started last ends before ``pos`` of ``text``."""
@@ -210,9 +248,9 @@ class CallObjectScan:
 
     __slots__ = ("done", "failed", "reader", "scanner")
 
-    def __init__(self, parser: FormatParser) -> None:
+    def __init__(self, parser: FormatParser, keys: CallKeys = JSON_KEYS, strict: bool = False) -> None:
         self.scanner = JsonScanner(report_depth=1)
-        self.reader = CallReader(parser)
+        self.reader = CallReader(parser, keys, strict)
         self.failed = False
         self.done = False
 
@@ -316,6 +354,42 @@ class ArgumentsValueScan:
             self.parser._arguments(self.index, piece)
 
 
+class ArgumentsValueMachine(PieceMachine):
+    """A format whose call header is complete before its arguments, written as one bare JSON value.
+
+    Functionary's ``>>>NAME\n{...}``, Solar Open's ``<|tool_call:args|>{...}``:
+    the format opens the call and calls :meth:`_start_arguments`; the
+    ``_in_arguments`` handler streams the value and, once it ended, goes to
+    ``_after_arguments`` (to content if it broke).
+    """
+
+    #: The state after the arguments value.
+    _after_arguments: ClassVar[int] = 0
+
+    def __init__(self, tools: list[dict[str, Any]] | None, state: int) -> None:
+        super().__init__(tools, state)
+        self._args: ArgumentsValueScan | None = None
+
+    def _start_arguments(self, index: int, state: int) -> None:
+        self._args = ArgumentsValueScan(self, index)
+        self._state = state
+
+    def _in_arguments(self, text: str, pos: int) -> tuple[str, int]:
+        args = self._args
+        stop = args.feed(text, pos)
+        if not args.done:
+            return text, len(text)
+        self._args = None
+        self._state = self._content_state if args.broken else self._after_arguments
+        return text, stop
+
+    def _truncate_arguments(self) -> None:
+        """End of generation inside the value: keep what was written."""
+        if self._args is not None:
+            self._args.truncate()
+            self._args = None
+
+
 class CallObjectMachine(PieceMachine):
     """A format whose call is one bare JSON object after a marker (hermes, llama3_json, emulated).
 
@@ -376,4 +450,13 @@ class CallObjectMachine(PieceMachine):
             self._call = None
 
 
-__all__ = ["ARGUMENT_KEYS", "ArgumentsValueScan", "CallObjectMachine", "CallObjectScan", "CallReader"]
+__all__ = [
+    "ARGUMENT_KEYS",
+    "JSON_KEYS",
+    "ArgumentsValueMachine",
+    "ArgumentsValueScan",
+    "CallKeys",
+    "CallObjectMachine",
+    "CallObjectScan",
+    "CallReader",
+]

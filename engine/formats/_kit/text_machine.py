@@ -88,11 +88,40 @@ class PieceMachine(FormatParser):
             self._content(text[pos:at])
         return at
 
+    def _content_until_first(self, text: str, pos: int, markers: tuple[str, ...]) -> tuple[int, str] | None:
+        """Content from ``pos`` up to the first of ``markers``: ``(index, marker)``, or None when none is there.
+
+        When none is there, everything that cannot begin one goes out as content
+        and the rest waits in ``_pending`` for the next piece.
+        """
+        found = find_first(text, markers, pos)
+        if found is None:
+            hold = held_back_from(text, markers, pos)
+            self._content(text[pos:hold])
+            self._pending = text[hold:]
+        else:
+            self._content(text[pos : found[0]])
+        return found
+
     def _layout_then_content(self, text: str, pos: int) -> tuple[str, int]:
         """After a call or block: whitespace is layout, the first other character starts content."""
         pos = skip_space(text, pos)
         if pos < len(text):
             self._state = self._content_state
+        return text, pos
+
+    def _closer_or_content(self, text: str, pos: int, closer: str, then: int) -> tuple[str, int]:
+        """After a value: whitespace, then ``closer`` (go to ``then`` after it), a prefix of it (the next
+        piece decides), or anything else: the closer is missing and content resumes there."""
+        pos = skip_space(text, pos)
+        rest = text[pos:]
+        if rest.startswith(closer):
+            self._state = then
+            return text, pos + len(closer)
+        if closer.startswith(rest):  # also an empty rest
+            self._pending = rest
+            return text, len(text)
+        self._state = self._content_state
         return text, pos
 
 
@@ -142,6 +171,13 @@ class BufferMachine(FormatParser):
 
     # ------------------------------------------------------------ text sinks
 
+    def _say_arguments(self, text: str) -> None:
+        """Arguments of the open call, leading (after a marker) and trailing (before a closer) layout held."""
+        self._say_trimmed(text, self._append_arguments)
+
+    def _append_arguments(self, text: str) -> None:
+        self._arguments(self._call, text)
+
     def _say_content(self, text: str) -> None:
         """Content, minus its leading whitespace when ``_skip_ws`` (after a marker)."""
         if self._skip_ws:
@@ -174,6 +210,12 @@ THINK = "<think>"
 THINK_END = "</think>"
 _THINK_ENDS = (THINK_END,)
 
+
+def _find_one(buffer: str, marker: str) -> tuple[int, str] | None:
+    """``find_first`` for a single marker, without the loop."""
+    pos = buffer.find(marker)
+    return None if pos < 0 else (pos, marker)
+
 #: States of :class:`ThinkTextMachine`.
 START = "start"  # generation start: is there a <think>?
 REASONING = "reasoning"
@@ -189,16 +231,28 @@ class ThinkTextMachine(BufferMachine):
     after it skipped (the generation started inside reasoning but the parser
     was not told so: what went out as content stays there); any other of
     ``_text_markers`` goes to :meth:`_on_text_marker`.
+
+    The reasoning tags are ``<think>``/``</think>`` unless a format names its own
+    (``_think_open``/``_think_close``: Seed-OSS ``<seed:think>``, Gemma 4
+    ``<|channel>thought``). ``_reasoning_exits`` are markers that also end
+    reasoning without a closer (Kimi K2 and DeepSeek V3.2 open their tool calls
+    right inside it): reasoning stops before them and text resumes at them.
     """
 
-    #: Markers searched in text; ``THINK_END`` among them.
+    #: Markers searched in text; the reasoning closer (``THINK_END``) among them.
     _text_markers: ClassVar[tuple[str, ...]] = _THINK_ENDS
+    #: The tags around reasoning.
+    _think_open: ClassVar[str] = THINK
+    _think_close: ClassVar[str] = THINK_END
+    #: Markers that end reasoning (kept, read as text) when a model skips the closer.
+    _reasoning_exits: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, tools: list[dict[str, Any]] | None, thinking: bool) -> None:
         super().__init__(tools, START)
         self._thinking = thinking
         self._pending = ""  # raw text of a call opener not yet known to be well formed
         self._name = ""  # the name in that opener, as read so far
+        self._reasoning_stops = (self._think_close, *self._reasoning_exits)
 
     def _finish(self) -> None:
         state, buf = self._state, self._take_buf()
@@ -223,12 +277,13 @@ class ThinkTextMachine(BufferMachine):
         rest = self._buf.lstrip()
         if not rest:
             return False
-        if rest.startswith(THINK):
-            self._buf = rest[len(THINK) :]
+        opener = self._think_open
+        if rest.startswith(opener):
+            self._buf = rest[len(opener) :]
             self._state = REASONING
             self._skip_ws = True
             return True
-        if THINK.startswith(rest):
+        if opener.startswith(rest):
             return False
         self._state = REASONING if self._thinking else TEXT
         self._skip_ws = self._thinking
@@ -236,15 +291,17 @@ class ThinkTextMachine(BufferMachine):
 
     def _on_reasoning(self) -> bool:
         buf = self._buf
-        end = buf.find(THINK_END)
-        if end >= 0:
+        stops = self._reasoning_stops
+        hit = find_first(buf, stops) if len(stops) > 1 else _find_one(buf, stops[0])
+        if hit is not None:
+            end, marker = hit
             self._say_trimmed(buf[:end], self._reasoning)
             self._ws = ""  # trailing whitespace of reasoning is layout
-            self._buf = buf[end + len(THINK_END) :]
+            self._buf = buf[end + len(marker) :] if marker == self._think_close else buf[end:]
             self._state = TEXT
             self._skip_ws = True
             return True
-        cut = held_back_from(buf, _THINK_ENDS)
+        cut = held_back_from(buf, stops)
         self._say_trimmed(buf[:cut], self._reasoning)
         self._buf = buf[cut:]
         return False
@@ -253,7 +310,7 @@ class ThinkTextMachine(BufferMachine):
         marker = self._scan(self._text_markers, self._say_content)
         if marker is None:
             return False
-        if marker == THINK_END:
+        if marker == self._think_close:
             self._skip_ws = True
         else:
             self._on_text_marker(marker)
@@ -275,6 +332,26 @@ class ThinkTextMachine(BufferMachine):
         self._pending += buf[:cut]
         self._buf = buf[cut:]
         return None if found is None else self._buf
+
+    def _open_raw_call(self, name: str, rest: str, call_id: str | None = None) -> None:
+        """A call's header is complete and its raw JSON arguments follow in ``rest``: open it, named."""
+        self._pending = ""
+        self._call = self._open_call(call_id)
+        self._name_call(self._call, name)
+        self._buf = rest
+        self._ws = ""
+        self._skip_ws = True  # whitespace after the header is layout
+
+    def _raw_arguments(self, closers: tuple[str, ...]) -> str | None:
+        """Stream raw arguments up to the first of ``closers``: the closer (consumed), or None to wait.
+
+        The whitespace before the closer is layout, dropped.
+        """
+        marker = self._scan(closers, self._say_arguments)
+        if marker is not None:
+            self._ws = ""
+            self._skip_ws = False
+        return marker
 
     def _back_to_text(self) -> bool:
         """A block ended: text again, its leading whitespace dropped (layout)."""

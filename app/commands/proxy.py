@@ -1,0 +1,148 @@
+"""`callscope proxy --upstream URL`: a recording proxy between any client and its server.
+
+Point a client at it (the openai SDK's ``base_url``, the anthropic SDK's, an
+agent's endpoint setting): every request goes upstream unchanged, every answer
+comes back byte for byte as it arrives. Each streamed answer (Chat
+Completions, Responses, Anthropic Messages) is a turn, judged like
+``callscope capture`` judges a stream and, with ``--record-dir``, recorded as a
+capture trace (``callscope replay`` reads it back to the same report). One line
+per turn on stdout (``--json``: one JSON object per line). Ctrl-C or SIGTERM
+stop it: open turns get their end record, exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+from callscope.commands.common import CliError
+from callscope.engine.capture.request import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, RequestError, check_seconds
+from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
+from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS
+
+HELP = "a recording proxy: forward a client's requests to its server unchanged, record and judge each stream"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "proxy",
+        help=HELP,
+        description="Listen on HOST:PORT and forward every request to the upstream server unchanged, every answer "
+        "byte for byte as it arrives. Each streamed answer is a turn: judged like `callscope capture` judges a "
+        "stream, one line each, and recorded (with --record-dir) as a capture trace `callscope replay` reads.",
+    )
+    p.add_argument("--upstream", required=True, metavar="URL",
+                   help="the server's base URL, e.g. http://127.0.0.1:8080 or https://api.openai.com (a trailing /v1 "
+                   "is fine); a request for /v1/chat/completions goes to URL/v1/chat/completions")
+    p.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT",
+                   help="where to listen (default %(default)s; loopback unless told otherwise; port 0 picks a free one)")
+    p.add_argument("--record-dir", metavar="DIR",
+                   help="record each streamed turn in a new session folder DIR/YYYYMMDD-HHMMSS (turn-0001.jsonl..., "
+                   "and turns.jsonl listing every turn); default: record nothing")
+    p.add_argument("--client", metavar="PROFILES",
+                   help=f"client profiles that judge each stream, comma-separated ({', '.join(PROFILES)}; 'none'; "
+                   f"default {','.join(default_profiles())})")
+    p.add_argument("--atomic-silence", type=float, default=DEFAULT_ATOMIC_SILENCE_MS / 1000, metavar="S",
+                   help="silence before a one-chunk call that counts as atomic-tool-call (default %(default)g s)")
+    p.add_argument("--insecure", action="store_true", help="do not verify the upstream's TLS certificate")
+    p.add_argument("--timeout", type=float, default=DEFAULT_READ_TIMEOUT, metavar="S",
+                   help=f"longest upstream silence to wait for, in seconds (default {DEFAULT_READ_TIMEOUT:g})")
+    p.add_argument("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, metavar="S",
+                   help=f"seconds to wait for the upstream connection (default {DEFAULT_CONNECT_TIMEOUT:g})")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object per turn (its index record and its callscope.report/1 runs) instead of a line")
+    p.set_defaults(handler=run)
+
+
+def build_config(args: argparse.Namespace):
+    """The proxy's configuration from the arguments; every mistake is one line (exit 2)."""
+    from callscope.engine.capture.proxy import ProxyConfig, check_upstream, parse_listen
+
+    try:
+        check_seconds(args.atomic_silence, "--atomic-silence", zero_ok=True)
+        check_seconds(args.timeout, "--timeout")
+        check_seconds(args.connect_timeout, "--connect-timeout")
+        host, port = parse_listen(args.listen)
+        upstream = check_upstream(args.upstream)
+        clients = parse_profiles(args.client) if args.client is not None else None
+        return ProxyConfig(upstream, host, port, Path(args.record_dir) if args.record_dir else None,
+                           insecure=args.insecure, connect_timeout=args.connect_timeout, read_timeout=args.timeout,
+                           atomic_silence_ms=args.atomic_silence * 1000, clients=clients)
+    except (RequestError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+
+
+class TurnPrinter:
+    """The CLI's observer: one line (or JSON object) per finished turn, on stdout, as each ends."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+
+    def turn_started(self, turn) -> None:
+        pass
+
+    def turn_lines(self, turn, lines) -> None:
+        pass
+
+    def turn_ended(self, turn) -> None:
+        if self.as_json:
+            from callscope.engine.analysis.report import report_json
+            from callscope.engine.core.json_text import dumps
+
+            report = turn.report if turn.report is not None else (report_json(turn.analyses) if turn.analyses else None)
+            record = {**turn.index_record(), "report": report}
+            text = dumps(record, ensure_ascii=False, allow_nan=False)
+        else:
+            text = turn.summary()
+        try:
+            print(text, flush=True)
+        except BrokenPipeError:
+            pass
+
+
+def run(args: argparse.Namespace) -> int:
+    config = build_config(args)
+    try:
+        return asyncio.run(_serve(config, TurnPrinter(args.json)))
+    except KeyboardInterrupt:  # a Ctrl-C before the signal handlers were in place
+        return 0
+
+
+async def _serve(config, printer: TurnPrinter) -> int:
+    from callscope.engine.capture.proxy import ProxyServer, is_loopback
+    from callscope.engine.capture.proxy.judge import ProcessJudge
+
+    # judged in a low-priority worker process: the clients' traffic always comes first
+    server = ProxyServer(config, printer, ProcessJudge(report=printer.as_json))
+    try:
+        await server.start()
+    except OSError as exc:
+        raise CliError(f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}") from None
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    handled = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+            handled.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    where = f"; recording to {server.session.path}" if server.session is not None else ""
+    print(f"callscope proxy: listening on {server.url} -> {config.public_upstream}{where} (Ctrl-C stops)",
+          file=sys.stderr, flush=True)
+    if not is_loopback(config.host):
+        print(f"callscope proxy: {config.host} is not loopback: anyone who reaches it can send requests upstream "
+              "with the keys clients pass through", file=sys.stderr, flush=True)
+    try:
+        await stop.wait()
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+        await server.stop()
+    count = server.turn_count
+    print(f"callscope proxy: stopped after {count} turn{'s' if count != 1 else ''} ({server.streamed_count} streamed)" + (f"; recorded in {server.session.path}" if server.session is not None else ""),
+          file=sys.stderr, flush=True)
+    return 0

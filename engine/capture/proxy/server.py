@@ -1,0 +1,524 @@
+"""The recording proxy: forward every request unchanged, every answer byte for byte as it arrives, and record streams.
+
+Stack: asyncio streams on both sides. Requests are read with :mod:`h11` (the
+HTTP/1.1 state machine httpx itself is built on: Content-Length and chunked
+bodies, ``Expect: 100-continue``, keep-alive, pipelined requests); the upstream
+is reached by :mod:`.upstream`, a minimal HTTP/1.1 client that hands over each
+network read as it came. Nothing is buffered on the way back: each upstream
+read is written to the client before the next one is awaited, in one send,
+as it was on the wire when the client speaks the same framing (a chunked
+answer keeps its very chunks; a Content-Length answer its length), re-chunked
+read by read only for a close-delimited answer. The body bytes are always the
+upstream's (still compressed, if they were).
+
+Only hop-by-hop headers (RFC 9110 7.6.1: ``Connection`` and what it names,
+``Keep-Alive``, ``TE``, ``Transfer-Encoding``, ``Upgrade``, ``Proxy-*``) and
+``Host`` are not forwarded as they came. The client's API key and auth headers
+go upstream as they came and are masked in everything recorded or printed
+(:mod:`callscope.engine.capture.redact`).
+
+A streaming answer (``text/event-stream``) is a turn recorded as a capture
+trace as it arrives and judged at its end like ``callscope capture`` (in a
+worker thread, so the next turn is not held up). The upstream unreachable is a
+``502`` with one line; a client that goes away cancels its upstream request
+(its recording ends ``cancelled``). :meth:`ProxyServer.stop` (Ctrl-C, SIGTERM,
+the window's Stop) closes the listener and ends every open turn with its end
+record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import h11
+
+from callscope.engine.capture.client import (
+    CaptureError,
+    CaptureResult,
+    Line,
+    _tls_context,
+    data_line_count,
+    is_done_line,
+)
+from callscope.engine.capture.proxy.config import MAX_REQUEST_BYTES, ProxyConfig, upstream_url
+from callscope.engine.capture.proxy.judge import ProcessJudge, ThreadJudge
+from callscope.engine.capture.proxy.lines import BodyDecoder, LineStamper
+from callscope.engine.capture.proxy.session import SessionFolder
+from callscope.engine.capture.proxy.turn import Turn
+from callscope.engine.capture.proxy.upstream import Exchange, Pool, UpstreamError, tls_context
+from callscope.engine.capture.recording import CaptureRecorder, judged_with
+from callscope.engine.capture.redact import Redactor, redact_url, url_secrets
+from callscope.engine.capture.request import CaptureRequest
+from callscope.engine.core.json_text import DOCUMENT_DEPTH, loads
+from callscope.engine.streams.conformance import stream_ended
+from callscope.engine.streams.protocols import expected_choices
+
+READ_SIZE = 65536
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "te", "trailer",
+                        "transfer-encoding", "upgrade", "host", "content-length", "expect"})
+#: Request headers whose values are secrets: masked in every recording and message (they still go upstream).
+SECRET_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie")
+STOPPED = "the proxy was stopped"
+CLIENT_GONE = "the client disconnected"
+#: How an answer's body goes to the client: as on the wire, re-chunked per read, close-delimited, or none at all.
+RAW, RECHUNK, CLOSE, NO_BODY = "raw", "rechunk", "close", "none"
+
+
+class ProxyObserver(Protocol):
+    """Who watches the turns (the CLI's printer, the window's Proxy source). Called on the proxy's event loop."""
+
+    def turn_started(self, turn: Turn) -> None: ...
+
+    def turn_lines(self, turn: Turn, lines: list[Line]) -> None: ...
+
+    def turn_ended(self, turn: Turn) -> None: ...
+
+
+class ProxyServer:
+    """``await start()``; turns come and go; ``await stop()`` ends it. One instance per listening socket."""
+
+    def __init__(self, config: ProxyConfig, observer: ProxyObserver | None = None,
+                 judge: ThreadJudge | ProcessJudge | None = None) -> None:
+        self.config = config
+        self.observer = observer
+        #: Where finished turns are judged (:mod:`.judge`): a worker thread unless told otherwise.
+        self.judge = judge if judge is not None else ThreadJudge()
+        self.session: SessionFolder | None = None
+        #: Turns not yet ended, by number. Ended turns are the observer's to keep (or not): a proxy that
+        #: ran for a day holds none of them, and the collector never walks a day's streams.
+        self.open: dict[int, Turn] = {}
+        self.turn_count = 0
+        self.streamed_count = 0
+        self.host = config.host
+        self.port = config.port
+        self.pool = Pool(config.upstream, tls_context(config.insecure, _tls_context(config.insecure)),
+                         config.connect_timeout, config.read_timeout)
+        self._server: asyncio.base_events.Server | None = None
+        self._connections: set[asyncio.Task[Any]] = set()
+        self._judging: set[asyncio.Task[Any]] = set()
+        self._stopping = False
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Bind (an OSError says why not: the port is taken, the address is not this machine's), make the session."""
+        config = self.config
+        self._server = await asyncio.start_server(self._accept, config.host, config.port, limit=READ_SIZE)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self.judge.start()
+        if config.record_dir is not None:
+            self.session = SessionFolder(config.record_dir)
+
+    async def stop(self) -> None:
+        """Stop listening, end every open turn (recorded as ``cancelled``), finish judging, close kept connections."""
+        self._stopping = True
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._judging:
+            await asyncio.gather(*self._judging, return_exceptions=True)
+        self.pool.close()
+        await asyncio.to_thread(self.judge.close)
+
+    @property
+    def open_turns(self) -> list[Turn]:
+        return list(self.open.values())
+
+    # ------------------------------------------------------------ one client connection
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        if self._stopping:
+            writer.close()
+            return
+        self._connections.add(task)
+        sock = writer.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        client = _Client(reader, writer)
+        try:
+            while not self._stopping:
+                request = await client.read_request()
+                if request is None:
+                    break
+                await self._exchange(client, *request)
+                if client.broken or not client.keep_alive:
+                    break
+        except (ConnectionError, h11.ProtocolError, asyncio.IncompleteReadError):
+            pass
+        except asyncio.CancelledError:
+            pass  # stop(): the open turn (if any) has its end record already
+        finally:
+            self._connections.discard(task)
+            writer.close()
+
+    async def _exchange(self, client: _Client, request: h11.Request, body: bytes) -> None:
+        target = request.target.decode("latin-1")
+        method = request.method.decode("ascii", "replace")
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw_items()]
+        url = upstream_url(self.config.upstream, target)
+        redactor = _redactor(headers, url)
+        self.turn_count += 1
+        turn = Turn(self.turn_count, method, redactor.text(redact_url(target) if "?" in target else target),
+                    redact_url(url), body=_json_body(body, redactor))
+        self.open[turn.number] = turn
+        self._notify("turn_started", turn)
+        hop = _hop_by_hop(headers)
+        forwarded = [(k, v) for k, v in headers if k.lower() not in hop]
+        recorder: CaptureRecorder | None = None
+        stream: _Stream | None = None
+        exchange: Exchange | None = None
+        try:
+            turn.started = time.monotonic()
+            exchange = await self.pool.request(method, url, forwarded, body)
+            head = exchange.head
+            turn.status = head.status
+            content_type = head.get(b"content-type")
+            turn.content_type = content_type.decode("latin-1") if content_type is not None else None
+            turn.streaming = (turn.content_type or "").lower().startswith("text/event-stream")
+            mode = await client.respond(exchange)
+            if turn.streaming:
+                recorder = self._recorder(turn, redactor)
+                encoding = head.get(b"content-encoding")
+                stream = _Stream(turn, redactor, encoding.decode("latin-1") if encoding else None, recorder,
+                                 self._lines_sink(turn))
+            await client.relay(exchange, mode, stream, self.config.read_timeout)
+        except asyncio.CancelledError:
+            self._end(turn, stream, recorder, CaptureError("cancelled", STOPPED), cancelled=True)
+            raise
+        except _ClientGone:
+            self._end(turn, stream, recorder, CaptureError("cancelled", CLIENT_GONE), cancelled=True)
+            client.broken = True
+        except UpstreamError as exc:
+            error = CaptureError(exc.kind, redactor.text(exc.message))
+            if turn.status is None:  # nothing answered yet: the client gets a 502 with the one line
+                turn.error = f"upstream {error.message}"
+                await client.fail(502, f"callscope proxy: {turn.error}")
+            else:  # the answer broke off mid-way: the client sees it cut, as it was
+                client.broken = True
+            self._end(turn, stream, recorder, error)
+        else:
+            self._end(turn, stream, recorder, None)
+        finally:
+            if exchange is not None:
+                exchange.close()
+
+    # ------------------------------------------------------------ recording and judging
+
+    def _recorder(self, turn: Turn, redactor: Redactor) -> CaptureRecorder | None:
+        if self.session is None:
+            return None
+        turn.record_path = self.session.turn_path(turn.number)
+        extra = {"protocol": turn.protocol, "proxy": {"turn": turn.number, "method": turn.method,
+                                                      "target": turn.target, "status": turn.status},
+                 **judged_with(self.config.atomic_silence_ms, self.config.clients)}
+        request = CaptureRequest(turn.url, turn.body or {}, api_key_env="", protocol=turn.protocol or "chat",
+                                 insecure=self.config.insecure, connect_timeout=self.config.connect_timeout,
+                                 read_timeout=self.config.read_timeout)
+        try:
+            return CaptureRecorder(turn.record_path, request, f"proxied turn {turn.number}: {turn.method} {turn.url}",
+                                   redactor=redactor, extra=extra)
+        except OSError as exc:
+            turn.error = f"cannot record {turn.record_path}: {exc.strerror or exc}"
+            turn.record_path = None
+            return None
+
+    def _lines_sink(self, turn: Turn) -> Callable[[list[Line]], None] | None:
+        observer = self.observer
+        if observer is None:
+            return None
+        return lambda lines: observer.turn_lines(turn, lines)
+
+    def _end(self, turn: Turn, stream: _Stream | None, recorder: CaptureRecorder | None,
+             error: CaptureError | None, cancelled: bool = False) -> None:
+        """The turn is over: its recording gets its end record, then it is judged (off the loop) and listed."""
+        turn.ended_ms = (time.monotonic() - turn.started) * 1000.0
+        if error is not None and turn.error is None and (stream is not None or cancelled):
+            turn.error = error.message
+        if stream is not None:
+            turn.result = stream.finish(turn.ended_ms, error, cancelled)
+            if recorder is not None:
+                recorder.finish(turn.result)
+                if recorder.failed is not None:
+                    turn.error = recorder.failed
+        task = asyncio.get_running_loop().create_task(self._judge(turn))
+        self._judging.add(task)
+        task.add_done_callback(self._judging.discard)
+
+    async def _judge(self, turn: Turn) -> None:
+        self.open.pop(turn.number, None)
+        if turn.streaming:
+            self.streamed_count += 1
+        if turn.streaming and turn.result is not None:
+            await self.judge.judge(turn, self.config.atomic_silence_ms, self.config.clients)
+        if self.session is not None:
+            with contextlib.suppress(OSError):
+                self.session.add(turn.index_record())
+        self._notify("turn_ended", turn)
+
+    def _notify(self, what: str, turn: Turn) -> None:
+        if self.observer is not None:
+            getattr(self.observer, what)(turn)
+
+
+class _ClientGone(Exception):
+    """The client closed its connection (or it broke) while its answer was being relayed."""
+
+
+class _Stream:
+    """A streamed answer's recording side: decode, stamp, mask, queue for the recorder, hand to the observer."""
+
+    def __init__(self, turn: Turn, redactor: Redactor, encoding: str | None, recorder: CaptureRecorder | None,
+                 sink: Callable[[list[Line]], None] | None) -> None:
+        self.turn = turn
+        self.decoder = BodyDecoder(encoding)
+        self.stamper = LineStamper(redactor)
+        self.recorder = recorder
+        self.sink = sink
+        self.lines: list[Line] = []
+        self.done = False
+
+    def feed(self, data: bytes) -> None:
+        if self.decoder.error is not None or not data:
+            return
+        ms = (time.monotonic() - self.turn.started) * 1000.0
+        try:
+            decoded = self.decoder.decode(data)
+            lines = self.stamper.feed(ms, decoded)
+        except Exception as exc:  # noqa: BLE001 - a corrupt body must not break the relay
+            self.decoder.error = f"the response body could not be decoded ({type(exc).__name__}: {exc})"
+            return
+        if lines:
+            self._take(lines, b"[DONE]" in decoded)
+
+    def _take(self, lines: list[Line], maybe_done: bool = True) -> None:
+        self.lines.extend(lines)
+        if maybe_done and not self.done and any(is_done_line(line) for _, line in lines):
+            self.done = True
+        if self.recorder is not None:
+            self.recorder.write(lines)
+        if self.sink is not None:
+            self.sink(lines)
+
+    def finish(self, ended_ms: float, error: CaptureError | None, cancelled: bool) -> CaptureResult:
+        rest = self.stamper.rest(ended_ms)
+        if rest:
+            self._take(rest)
+        turn = self.turn
+        if error is None and self.decoder.error is not None:
+            error = CaptureError("protocol", self.decoder.error)
+        if error is None and not cancelled and not self.done and not stream_ended(self.lines, turn.protocol):
+            end = "its protocol's end" if turn.protocol is None else {
+                "chat": "a finish chunk or [DONE]", "responses": "response.completed",
+                "anthropic": "message_stop"}[turn.protocol]
+            error = CaptureError("closed", f"the server closed the stream before {end}" if data_line_count(self.lines)
+                                 else "the server ended the response without sending a single data line")
+        if error is not None and self.stamper.cut_bytes and error.kind != "cancelled":
+            error = CaptureError(error.kind, error.message + f"; the line being received was cut off after "
+                                 f"{self.stamper.cut_bytes} bytes (kept as received)")
+        return CaptureResult(
+            url=turn.url, lines=self.lines, protocol=turn.protocol,  # type: ignore[arg-type] - None: recognise it
+            expected_choices=expected_choices(turn.body or {}), status=turn.status, content_type=turn.content_type,
+            error=error, cancelled=cancelled, done=self.done, started=turn.started,
+            ended_ms=ended_ms, cut_bytes=self.stamper.cut_bytes,
+        )
+
+
+class _Client:
+    """One client connection: h11 reads its requests; answers are written as the upstream framed them."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=READ_SIZE * 4)
+        self.broken = False
+        self.keep_alive = True
+        self.http11 = True
+
+    async def read_request(self) -> tuple[h11.Request, bytes] | None:
+        """The next request and its whole body, or None when the client closed the connection."""
+        request: h11.Request | None = None
+        body: list[bytes] = []
+        size = 0
+        while True:
+            event = await self._next_event()
+            if isinstance(event, h11.ConnectionClosed):
+                return None
+            if isinstance(event, h11.Request):
+                request = event
+            elif isinstance(event, h11.Data):
+                size += len(event.data)
+                if size > MAX_REQUEST_BYTES:
+                    await self.fail(413, f"callscope proxy: the request body is over {MAX_REQUEST_BYTES >> 20} MiB")
+                    return None
+                body.append(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage):
+                assert request is not None
+                self._next_cycle(request)
+                return request, b"".join(body)
+
+    def _next_cycle(self, request: h11.Request) -> None:
+        """The answer is ours to write: a fresh parser for the next request, holding what already arrived of it."""
+        connection = {part.strip().lower() for k, v in request.headers if k == b"connection" for part in v.split(b",")}
+        self.http11 = request.http_version == b"1.1"
+        self.keep_alive = self.http11 and b"close" not in connection
+        data, closed = self.h11.trailing_data
+        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=READ_SIZE * 4)
+        if data:
+            self.h11.receive_data(data)
+        if closed:
+            self.h11.receive_data(b"")
+
+    async def _next_event(self) -> Any:
+        while True:
+            try:
+                event = self.h11.next_event()
+            except h11.RemoteProtocolError as exc:
+                await self.fail(exc.error_status_hint, f"callscope proxy: bad request ({exc})")
+                raise
+            if event is not h11.NEED_DATA:
+                return event
+            if self.h11.they_are_waiting_for_100_continue:
+                self.writer.write(self.h11.send(h11.InformationalResponse(status_code=100, headers=[])))
+            data = await self.reader.read(READ_SIZE)
+            self.h11.receive_data(data)
+
+    async def respond(self, exchange: Exchange) -> str:
+        """The upstream's status line and end-to-end headers, at once; returns how the body will be framed."""
+        head = exchange.head
+        hop = {k.encode("latin-1") for k in _hop_by_hop([(k.decode("latin-1"), v.decode("latin-1"))
+                                                         for k, v in head.headers])}
+        lines = [b"HTTP/1.1 %d %s" % (head.status, head.reason)]
+        keep = hop - {b"content-length"} if exchange.framing in ("none", "length") else hop
+        lines += [k + b": " + v for k, v in head.headers if k.lower() not in keep]
+        if exchange.framing == "none":
+            mode = NO_BODY
+        elif exchange.framing == "length":
+            mode = RAW
+        elif exchange.framing == "chunked" and self.http11:
+            mode = RAW
+            lines.append(b"Transfer-Encoding: chunked")
+        elif self.http11:
+            mode = RECHUNK
+            lines.append(b"Transfer-Encoding: chunked")
+        else:
+            mode = CLOSE
+        if mode == CLOSE or not self.keep_alive:
+            self.keep_alive = False
+            lines.append(b"Connection: close")
+        self.writer.write(b"\r\n".join(lines) + b"\r\n\r\n")
+        await self._drain()
+        return mode
+
+    async def relay(self, exchange: Exchange, mode: str, stream: _Stream | None, read_timeout: float) -> None:
+        """Every upstream read to the client in one send before the next is awaited; a client that leaves
+        cancels the rest at once (even while the upstream is silent), and so the upstream request."""
+        task = asyncio.current_task()
+        assert task is not None
+        gone = False
+
+        def client_closed(watch: asyncio.Task[None]) -> None:
+            nonlocal gone
+            if not watch.cancelled():
+                watch.exception()  # a reset connection is a client gone too (and its exception is retrieved)
+                gone = True
+                task.cancel()
+
+        watch = asyncio.get_running_loop().create_task(self._watch_client())
+        watch.add_done_callback(client_closed)
+        write, transport = self.writer.write, self.writer.transport
+        try:
+            async for raw, body in exchange.reads(read_timeout):
+                if mode == RAW:
+                    write(raw)
+                elif body and mode == RECHUNK:
+                    write(b"%x\r\n%s\r\n" % (len(body), body))
+                elif body:
+                    write(body)
+                if stream is not None:
+                    stream.feed(body)
+                if transport.get_write_buffer_size():
+                    await self._drain()
+            if mode == RECHUNK:
+                write(b"0\r\n\r\n")
+            await self._drain()
+        except asyncio.CancelledError:
+            if gone and task.uncancel() == 0:  # our own cancellation (the client left), not stop()'s
+                raise _ClientGone from None
+            raise
+        finally:
+            watch.remove_done_callback(client_closed)
+            if not watch.done():
+                watch.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watch
+
+    async def _watch_client(self) -> None:
+        """Returns when the client has closed its side; anything it sends meanwhile (a pipelined request) is kept."""
+        while True:
+            data = await self.reader.read(READ_SIZE)
+            if not data:
+                return
+            self.h11.receive_data(data)
+
+    async def _drain(self) -> None:
+        try:
+            await self.writer.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            raise _ClientGone from exc
+
+    async def fail(self, status: int, message: str) -> None:
+        """An answer of our own (502 upstream unreachable, 400 bad request): one line of text, then close."""
+        body = (message + "\n").encode("utf-8")
+        reason = {400: b"Bad Request", 413: b"Content Too Large", 502: b"Bad Gateway"}.get(status, b"Error")
+        self.writer.write(b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
+                          b"connection: close\r\n\r\n%s" % (status, reason, len(body), body))
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await self.writer.drain()
+        self.broken = True
+
+
+def _hop_by_hop(headers: list[tuple[str, str]]) -> frozenset[str]:
+    """The headers not to forward: the fixed hop-by-hop set and whatever ``Connection`` names."""
+    named = {part.strip().lower() for k, v in headers if k.lower() == "connection" for part in v.split(",")}
+    return HOP_BY_HOP | named
+
+
+def _redactor(headers: list[tuple[str, str]], url: str) -> Redactor:
+    """Masks this request's secrets: its auth headers (whole, and the token after the scheme) and URL credentials."""
+    values: list[str] = []
+    for key, value in headers:
+        if key.lower() in SECRET_HEADERS:
+            values.append(value.strip())
+            _, _, token = value.strip().partition(" ")
+            if token:
+                values.append(token.strip())
+            if key.lower() == "cookie":
+                values += [part.partition("=")[2].strip() for part in value.split(";")]
+    return Redactor.of(values + url_secrets(url))
+
+
+def _json_body(body: bytes, redactor: Redactor) -> dict[str, Any] | None:
+    """The request body when it is a JSON object a trace header can hold, secrets masked; else None."""
+    if not body or body[:1] not in (b"{", b" ", b"\n", b"\r", b"\t"):
+        return None
+    try:
+        value = loads(body.decode("utf-8"), DOCUMENT_DEPTH)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return redactor.value(value) if isinstance(value, dict) else None

@@ -1,0 +1,249 @@
+"""Tag + tagged arguments: ``call_start NAME name_suffix (key_prefix KEY key_suffix VALUE value_end)* call_end``.
+
+GLM's ``<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>``,
+MiniMax's ``<invoke name="NAME"><parameter name="K">V</parameter></invoke>``,
+Seed-OSS's ``<function=NAME><parameter=K>V</parameter></function>``, DeepSeek
+V3.2's DSML. The JSON arguments are built append-only, as the Qwen3-Coder
+parser builds them:
+
+* ``{`` when the call opens, ``"KEY":`` (``,"KEY":`` after the first) once the key is complete;
+* a value whose schema type (from the request's tools) is ``string``: ``"``, then the
+  text JSON-escaped as it arrives, the closing ``"`` at ``value_end``;
+* another declared type: the raw text as it arrives (it is JSON already);
+* an undeclared type: held until ``value_end``, then written once: raw if it is a
+  JSON number, boolean, null, object or array, else as a JSON string;
+* ``}`` at ``call_end`` (or when something else follows the last value).
+
+The template's own layout around a value (``value_lead`` after ``key_suffix``,
+``value_trail`` before ``value_end``, a newline in Qwen3-Coder's spelling) is not
+value text; the first ``value_end`` ends the value. At the end of the generation
+a value cut short keeps what was written (a held one is written as far as it got).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from callscope.engine.core.json_text import is_json
+from callscope.engine.formats._kit.marker_search import held_back_from
+from callscope.engine.formats.derived.description import SKIP
+from callscope.engine.formats.derived.machine import NAME_LIMIT, NEXT, name_stop
+from callscope.engine.formats.derived.pattern import DONE, FAIL, MORE, Pattern
+from callscope.engine.formats.derived.tags import TagParser
+
+ARG_NEXT = "arg_next"  # another argument, or the call's end
+KEY = "key"
+KEY_SUFFIX = "key_suffix"
+VALUE_START = "value_start"
+VALUE = "value"
+ARG_SEP = "arg_sep"
+
+# how the current value is written
+_STRING, _RAW, _HELD = "string", "raw", "held"
+
+
+def _escape(text: str) -> str:
+    """JSON string escaping without the quotes; per character, so escaped pieces concatenate."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def varying(one: str, other: str) -> str:
+    """One pattern for two spellings of a marker: what they share, with ``{skip}`` where they differ."""
+    if not other or other == one:
+        return one
+    head = len(os.path.commonprefix([one, other]))
+    tail = len(os.path.commonprefix([one[head:][::-1], other[head:][::-1]]))
+    while head and one[head - 1].isalnum():  # never cut a word: "true" / "false" share no "e"
+        head -= 1
+    while tail and one[len(one) - tail].isalnum():
+        tail -= 1
+    return one[:head] + SKIP + one[len(one) - tail :]
+
+
+def json_literal(text: str) -> str | None:
+    """``text`` stripped if it is a JSON number/true/false/null/object/array, else None (checked, not built)."""
+    stripped = text.strip()
+    if not stripped or stripped[0] == '"' or not is_json(stripped, constants=False):
+        return None
+    return stripped
+
+
+class Parser(TagParser):
+    """Calls with the name and every argument in markup (see the module docstring)."""
+
+    _arguments_state = ARG_NEXT
+
+    def __init__(self, tools: list[dict[str, Any]] | None = None, thinking: bool = False) -> None:
+        super().__init__(tools, thinking)
+        d = self.syntax.description
+        self._key_prefix = Pattern.compile(d.key_prefix)
+        self._key_suffix = Pattern.compile(varying(d.key_suffix, d.key_suffix_json))
+        self._separator = Pattern.compile(d.argument_separator)
+        self._key_stop = name_stop(d.key_suffix)
+        end = d.value_end.strip()
+        self._value_end = end
+        self._value_ends = (d.value_trail + end, end) if d.value_trail else (end,)
+        self._params = 0
+        self._mode = _STRING
+        self._held: list[str] = []
+        self._key = ""
+
+    # ------------------------------------------------------------ the call
+
+    def _start_arguments(self) -> None:
+        self._arguments(self._call, "{")
+        self._params = 0
+
+    def _close_call(self) -> None:
+        self._arguments(self._call, "}")
+
+    def _on_arg_next(self) -> bool:
+        buf = self._buf
+        if not buf.strip():
+            return False
+        key = self._key_prefix.match(buf) if not self._key_prefix.empty else None
+        if key is not None and key.status == DONE:
+            self._buf = buf[key.end :]
+            self._key = ""
+            self._state = KEY
+            return True
+        end = self.syntax.call_end.match(buf)
+        if end.status == DONE:
+            self._buf = buf[end.end :]
+            self._close_call()
+            self._state = NEXT
+            return True
+        if end.status == MORE or (key is not None and key.status == MORE):
+            return False
+        self._close_call()  # something else follows the last value: the call ends, text resumes
+        return self._back_to_text()
+
+    # ------------------------------------------------------------ one argument
+
+    def _on_key(self) -> bool:
+        buf = self._buf
+        found = self._key_stop.search(buf)
+        if found is None:
+            if len(self._key) + len(buf) > NAME_LIMIT:
+                return self._broken_argument()
+            self._key += buf
+            self._buf = ""
+            return False
+        key = self._key + buf[: found.start()]
+        self._buf = buf[found.start() :]
+        if not key or len(key) > NAME_LIMIT:
+            return self._broken_argument()
+        self._arguments(self._call, ("," if self._params else "") + json.dumps(key, ensure_ascii=False) + ":")
+        self._params += 1
+        kind = self.parameter_type(self._function, key)
+        self._mode = _HELD if kind is None else _STRING if kind == "string" else _RAW
+        self._state = KEY_SUFFIX
+        return True
+
+    def _on_key_suffix(self) -> bool:
+        found = self._key_suffix.match(self._buf)
+        if found.status == MORE:
+            return False
+        if found.status == FAIL:
+            return self._broken_argument()
+        self._buf = self._buf[found.end :]
+        self._state = VALUE_START
+        return True
+
+    def _on_value_start(self) -> bool:
+        lead = self.syntax.description.value_lead
+        buf = self._buf
+        if lead:
+            if buf.startswith(lead):
+                buf = buf[len(lead) :]
+            elif lead.startswith(buf):
+                return False
+        self._buf = buf
+        if self._mode == _STRING:
+            self._arguments(self._call, '"')
+        self._held = []
+        self._state = VALUE
+        return True
+
+    def _on_value(self) -> bool:
+        buf = self._buf
+        at = buf.find(self._value_end) if self._value_end else -1
+        if at < 0:
+            cut = held_back_from(buf, self._value_ends)
+            self._value_text(buf[:cut])
+            self._buf = buf[cut:]
+            return False
+        text = buf[:at]
+        trail = self.syntax.description.value_trail
+        if trail and text.endswith(trail):
+            text = text[: -len(trail)]
+        self._value_text(text)
+        self._close_value()
+        self._buf = buf[at + len(self._value_end) :]
+        self._state = ARG_SEP
+        return True
+
+    def _on_arg_sep(self) -> bool:
+        if not self._separator.empty:
+            found = self._separator.match(self._buf)
+            if found.status == MORE:
+                return False
+            if found.status == DONE:
+                self._buf = self._buf[found.end :]
+        self._state = ARG_NEXT
+        return True
+
+    def _broken_argument(self) -> bool:
+        """A key that is not one (too long, empty, a suffix that does not follow): the call ends here."""
+        self._close_call()
+        return self._back_to_text()
+
+    # ------------------------------------------------------------ values
+
+    def _value_text(self, text: str) -> None:
+        if not text:
+            return
+        if self._mode == _STRING:
+            self._arguments(self._call, _escape(text))
+        elif self._mode == _RAW:
+            self._arguments(self._call, text)
+        else:
+            self._held.append(text)
+
+    def _close_value(self) -> None:
+        if self._mode == _STRING:
+            self._arguments(self._call, '"')
+        elif self._mode == _HELD:
+            text = "".join(self._held)
+            self._held = []
+            literal = json_literal(text)
+            self._arguments(self._call, literal if literal is not None else json.dumps(text, ensure_ascii=False))
+
+    def _finish_call(self, state: str, buf: str) -> None:
+        if state != VALUE:
+            return  # layout or a half-typed marker: dropped
+        if self._value_end and self._value_end in buf:  # the end arrived with the last piece
+            self._on_value()
+        elif self._mode == _HELD:  # cut short: write the held value as far as it got
+            text = "".join(self._held) + buf
+            literal = json_literal(text)
+            self._arguments(self._call, literal if literal is not None else '"' + _escape(text))
+        else:
+            cut = held_back_from(buf, self._value_ends)
+            self._value_text(buf[:cut])
+
+    _handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
+        **TagParser.header_handlers,
+        ARG_NEXT: _on_arg_next,
+        KEY: _on_key,
+        KEY_SUFFIX: _on_key_suffix,
+        VALUE_START: _on_value_start,
+        VALUE: _on_value,
+        ARG_SEP: _on_arg_sep,
+    }
+
+
+__all__ = ["ARG_NEXT", "KEY", "KEY_SUFFIX", "VALUE", "VALUE_START", "Parser", "json_literal", "varying"]
