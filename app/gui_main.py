@@ -130,8 +130,12 @@ def launch(
     run_default: bool = True,
     tab: int | None = None,
     job: HeadlessJob | None = None,
+    template: str | None = None,
 ) -> int:
-    """The window on ``file`` (or the default); with a ``job`` (or ``screenshot``), render headless and exit."""
+    """The window on ``file`` (or the default); with a ``job`` (or ``screenshot``), render headless and exit.
+
+    ``template``: a chat template (or GGUF) to analyse in the Template pane as well.
+    """
     started = time.perf_counter()
     app = make_app()
     from callscope.main_window import MainWindow
@@ -154,6 +158,8 @@ def launch(
         return run_event_loop(app)
 
     def load() -> bool:
+        if template is not None:
+            window.templates.open_path(template)  # analysed off the GUI thread, beside whatever opens next
         if file is not None:
             return window.open_path(file, format_id, policy)
         if not headless and run_default and live_runs_available():
@@ -163,6 +169,8 @@ def launch(
 
     if job is not None:
         ok = load()
+        if ok and template is not None and not window.template_view.wait(120000):
+            ok = False  # a template that cannot be analysed: the dialog's line is in failures
         if not ok:
             print(f"callscope gui: {failures[-1] if failures else 'cannot open'}", file=sys.stderr)
             window.close()

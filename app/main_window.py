@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from callscope.dialogs.common import choose_folder
+from callscope.dialogs.paste import AUTO as PASTE_AUTO
 from callscope.dialogs.paste import PasteDialog
 from callscope.dialogs.run import RunDialog, RunValues
 from callscope.dialogs.shortcuts import ShortcutsDialog, describe_shortcuts
@@ -51,6 +52,7 @@ from callscope.panes.parse_view import ParseView
 from callscope.panes.playback_bar import PlaybackBar, PlaybackDriver
 from callscope.panes.reconcile_view import ReconcileView
 from callscope.panes.source_bar import SourceBar, SourceButtons
+from callscope.panes.template_view import TemplateView
 from callscope.panes.text_view import GeneratedTextView
 from callscope.panes.timeline import TimelineView
 from callscope.panes.ttfd_view import TtfdView
@@ -69,6 +71,8 @@ ANIMATION_FILTERS = "GIF (*.gif);;Animated PNG (*.png *.apng);;MP4 video, needs 
 #: Width of the generated-text pane while the source has no text (a byte-prefix fixture carries parses).
 NARROW_TEXT_PANE = 320  # still wide enough to read the placeholder that says why it is empty
 RECENT_KEY = "recent_files"
+#: The most the tab stack insists on: with the text pane's and the parse pane's minimums, a 1024-pixel window.
+TABS_PANE_MAX_MINIMUM = 570
 #: Rows the shortcut list adds to the actions' keys: what the mouse and Tab do.
 MOUSE_GESTURES = [
     ("Click / drag on the timeline", "Move the cursor there (scrub)"),
@@ -131,6 +135,7 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         # A narrow pane elides tab titles instead of scrolling them behind two cramped arrow buttons.
         self.tabs.tabBar().setUsesScrollButtons(False)
+        self.tabs.tabBar().setObjectName("PaneTabs")  # the style sheet pads these titles a little tighter
         self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
         self.tabs.tabBar().setExpanding(False)
         self.tabs.addTab(self.chunks_view, "Emitted deltas")
@@ -138,11 +143,14 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.ttfd_view, "TTFD")
         self.tabs.addTab(self.compare_view, "Compare")
         self.tabs.addTab(self.client_view, "Client view")
+        self.template_view = TemplateView()  # a chat template: how it writes calls, which parser reads them back
+        self.tabs.addTab(self.template_view, "Template")
         self.tabs_pane = Pane("", self.tabs)
         self.tabs_pane.title.hide()
         self.tabs_pane.subtitle.hide()
         self.tabs.tabBar().ensurePolished()  # the style sheet's bold tab font decides the width
-        self.tabs_pane.setMinimumWidth(self.tabs.tabBar().sizeHint().width() + 24)  # every tab title whole
+        # every tab title whole, as long as the window still fits a 1024-pixel screen (then the titles elide a little)
+        self.tabs_pane.setMinimumWidth(min(self.tabs.tabBar().sizeHint().width() + 24, TABS_PANE_MAX_MINIMUM))
 
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self.text_pane)
@@ -214,6 +222,12 @@ class MainWindow(QMainWindow):
         self.run_action = self._action(file, "&Run a model…", self.run_dialog, ["Ctrl+R"], "Decode live with a local GGUF model")
         self.capture_action = self._action(file, "&Capture a server…", self.capture_dialog, ["Ctrl+Shift+C"],
                                            "Inspect the stream of a live OpenAI-compatible server")
+        from callscope.proxy_source import ProxySource
+
+        self.proxy = ProxySource(self, file, _qasync_loop)  # File > Proxy…: a recording proxy's turns, live
+        from callscope.template_source import TemplateSource
+
+        self.templates = TemplateSource(self, self.template_view, file)  # File > Open template…; the tab is Alt+6
         self.stop_action = self._action(file, "S&top run or capture", self.stop_run, ["Ctrl+."])
         self.save_trace_action = self._action(file, "&Save run as trace…", self.save_trace_dialog, ["Ctrl+S"])
         self.save_trace_action.setEnabled(False)
@@ -245,7 +259,7 @@ class MainWindow(QMainWindow):
             self._action(play, "Replay from the start at 1×", lambda: replay_from_start(self), ["R"]),
         ]
         view = mb.addMenu("&View")
-        for i, name in enumerate(("Emitted deltas", "Reconciliation", "TTFD", "Compare", "Client view")):
+        for i, name in enumerate(("Emitted deltas", "Reconciliation", "TTFD", "Compare", "Client view", "Template")):
             self._action(view, name, lambda _c=False, i=i: self.tabs.setCurrentIndex(i), [f"Alt+{i + 1}"])
         self._action(view, "TTFD vs call length, folder…", self.plot_folder)
         view.addSeparator()
@@ -265,7 +279,7 @@ class MainWindow(QMainWindow):
         )
         self._refresh_recent()
         sources = ((self.open_action, "Open"), (self.paste_action, "Paste"), (self.run_action, "Run"),
-                   (self.capture_action, "Capture"))
+                   (self.capture_action, "Capture"), (self.proxy.action, "Proxy"))
         for action, short in sources:
             action.setIconText(short)
         self.source_buttons = SourceButtons([action for action, _ in sources])
@@ -337,13 +351,26 @@ class MainWindow(QMainWindow):
         except SourceError as exc:
             self.errors.report("Bad tools JSON", str(exc))
             return False
-        return self.open_source(TextSource(text, format_id, tools, unit, size, rate, thinking=thinking))
+        detected = None
+        if format_id == PASTE_AUTO and text:
+            from callscope.engine.inspector.paste_format import detect_format
+
+            detected = detect_format(text, tools, thinking)  # every parser tried: the one with complete calls wins
+            format_id = detected.format_id
+        opened = self.open_source(TextSource(text, format_id, tools, unit, size, rate, thinking=thinking))
+        if opened and detected is not None:
+            self.statusBar().showMessage(f"pasted text read as {format_id}: {detected.reason}", 30000)
+        return opened
 
     def paste_dialog(self) -> None:
-        dialog = PasteDialog(self)
-        if dialog.exec():
-            v = dialog.values()
-            self.replay_text(v.text, v.format_id, v.tools_text, v.unit, v.size, v.rate, v.thinking)
+        self.paste_with(PasteDialog(self))
+
+    def paste_with(self, dialog: PasteDialog) -> bool:
+        """Run the Paste dialog and replay what it holds (``auto``: the format that finds complete calls)."""
+        if not dialog.exec():
+            return False
+        v = dialog.values()
+        return self.replay_text(v.text, v.format_id, v.tools_text, v.unit, v.size, v.rate, v.thinking)
 
     def _refuse_while_live(self) -> bool:
         """True (and a dialog) while a run or a capture is filling the panes: one live source at a time."""
@@ -355,7 +382,7 @@ class MainWindow(QMainWindow):
 
     def _live_sources(self) -> list[LiveController]:
         """The live controllers created so far (each is made on first use)."""
-        return [live for live in (self._runs, self._captures) if live is not None]
+        return [live for live in (self._runs, self._captures, self.proxy.controller) if live is not None]
 
     def _present(self, controller: LiveController) -> None:
         """Show a new live controller in the status bar, its failures as dialogs."""
@@ -417,7 +444,8 @@ class MainWindow(QMainWindow):
     def stop_run(self) -> None:
         """Stop whatever is live (the Stop button, Ctrl+.): a model run or a capture."""
         for live in self._live_sources():
-            live.stop()
+            if live is not self.proxy.controller:  # the proxy stops from its own pane
+                live.stop()
 
     def _open_fallback(self, _message: str) -> None:
         fallback, self.fallback_recording = self.fallback_recording, None
@@ -448,11 +476,12 @@ class MainWindow(QMainWindow):
 
     def start_capture(self, values) -> bool:
         """Validate the dialog's values and start capturing; the panes switch to the live stream at once."""
-        from callscope.dialogs.capture import request_from_values
+        from callscope.dialogs.capture import clients_from_values, request_from_values
         from callscope.engine.capture.request import RequestError
 
         try:
             request = request_from_values(values)
+            clients = clients_from_values(values)
         except RequestError as exc:
             self.errors.report("Bad capture request", str(exc))
             return False
@@ -466,6 +495,7 @@ class MainWindow(QMainWindow):
         self.driver.pause()
         captures = self.captures
         captures.loop = loop
+        captures.clients = clients
         return captures.start(request)
 
     # ================================================================ export
@@ -611,7 +641,11 @@ class MainWindow(QMainWindow):
     def dropEvent(self, event) -> None:
         for url in event.mimeData().urls():
             if url.isLocalFile():
-                self.open_path(url.toLocalFile())
+                path = url.toLocalFile()
+                if self.templates.accepts(path):  # a chat template or a model: the Template pane
+                    self.templates.open_path(path)
+                else:
+                    self.open_path(path)
                 break
 
     # ================================================================ reactions
@@ -662,6 +696,7 @@ class MainWindow(QMainWindow):
         self.driver.pause()
         for live in reversed(self._live_sources()):  # a capture cancels its request and waits (bounded) to close
             live.shutdown()
+        self.template_view.shutdown()
         super().closeEvent(event)
 
     def settle(self) -> None:

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 #: Font scale of the presented panes.
 PRESENTER_SCALE = 1.8
+#: The TTFD plot's vertical title while presenting (short: a short plot must show all of it).
+PRESENTER_LEFT_TITLE = "characters delivered"
 HINT = "R  replay at 1×   ·   Space  pause   ·   F5 / Esc  leave"
 
 
@@ -53,6 +55,7 @@ class PresenterMode(QObject):
         self._current_tab = 0
         self._was_full_screen = False
         self._axis_fonts: list[tuple[pg.AxisItem, QFont | None, QFont]] = []
+        self._left_title: tuple[str, dict] | None = None
 
     def toggle(self) -> None:
         self.leave() if self.active else self.enter()
@@ -151,8 +154,16 @@ class PresenterMode(QObject):
             title = QFont(label)  # the axis titles grow less: the vertical one must fit a short plot
             title.setPointSizeF(max(8.0, label.pointSizeF()) * min(scale, 1.3))
             axis.label.setFont(title)
+        left = item.getAxis("left")
+        self._left_title = (left.labelText, dict(left.labelStyle))
+        # the desk's "argument characters delivered" is cut at 1024x700, where the plot is ~200 px tall
+        left.setLabel(PRESENTER_LEFT_TITLE, **left.labelStyle)
 
     def _restore_plot(self) -> None:
+        if self._left_title is not None:
+            text, style = self._left_title
+            self.window.ttfd_view.plot.getPlotItem().getAxis("left").setLabel(text, **style)
+            self._left_title = None
         for axis, tick, label in self._axis_fonts:
             axis.setTickFont(tick)
             axis.label.setFont(label)

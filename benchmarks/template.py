@@ -48,11 +48,15 @@ def _paths(extra: list[str]) -> list[Path]:
     if _CHECKOUT_TEMPLATES.is_dir():
         folders.append(_CHECKOUT_TEMPLATES)
     folders += [Path(d) for d in extra]
-    paths = []
+    paths: list[Path] = []
+    seen: set[Path] = set()
     for folder in folders:
         if not folder.is_dir():
             raise BenchError(f"--templates {folder}: not a directory")
-        paths += sorted(folder.rglob("*.jinja"))
+        for path in sorted(folder.rglob("*.jinja")):
+            if path.resolve() not in seen:  # a DIR already benched (or inside one) is not measured twice
+                seen.add(path.resolve())
+                paths.append(path)
     return paths
 
 

@@ -1,5 +1,5 @@
 """Regenerate the README's screenshots (`make screenshots`): docs/screenshot.png, docs/ttfd.png, docs/compare.png,
-docs/debugger.png, docs/light.png, docs/presenter.png and docs/client_view.png.
+docs/debugger.png, docs/light.png, docs/template_pane.png, docs/presenter.png and docs/client_view.png.
 
 Each one is `callscope gui FILE --screenshot OUT.png ...` run headless (the
 offscreen Qt platform), exactly as a user would make it, so the pictures show
@@ -31,6 +31,10 @@ SHOTS: list[tuple[str, str, list[str]]] = [
     ("debugger.png", "fixtures/formats/hermes_parallel.jsonl", ["--at", "50"]),
     # the light theme (View > Theme), on the headline at the same step as screenshot.png
     ("light.png", "fixtures/headline_701_tokens.jsonl", ["--at", "180", "--theme", "light"]),
+    # the Template pane on Kimi-K2's template beside a Kimi-K2 stream: the parser and why, the rendered call with its
+    # markers, and the round trip coloured by what the parser read
+    ("template_pane.png", "fixtures/formats/kimi_k2_parallel.jsonl",
+     ["--template", "resources/templates/kimi_k2.jinja", "--tab", "template"]),
 ]
 
 

@@ -157,3 +157,31 @@ def test_forms_are_format_options():
     assert get_spec("mistral").envelope(None).form == "array"
     with pytest.raises(ValueError, match="unknown mistral call form 'x'; known forms: array, args"):
         get_spec("mistral").envelope("x")
+
+
+# ------------------------------------------------------------ the README's formats table
+
+README = ENGINE.parent / "README.md"
+_ROW = re.compile(r"^\| `(?P<id>[a-z0-9_]+)` \| (?P<notes>.+) \| `(?P<example>.+)` \|$")
+
+
+def _readme_rows() -> dict[str, str]:
+    rows: dict[str, str] = {}
+    for line in README.read_text(encoding="utf-8").splitlines():
+        m = _ROW.match(line)
+        if m:
+            assert m["id"] not in rows, f"{m['id']} has two rows"
+            rows[m["id"]] = m["example"].replace("\\|", "|").replace("\\n", "\n")
+    return rows
+
+
+def test_readme_lists_every_format_with_its_writers_rendered_example():
+    rows = _readme_rows()
+    assert sorted(rows) == sorted(BUILTIN)  # every built-in format, nothing else
+    for format_id, example in rows.items():
+        written = get_spec(format_id).write([("get_weather", {"city": "Paris"})], "", "")
+        assert example == written, f"README row for {format_id} is not what its writer writes"
+        parser = make_parser(format_id)
+        parser.feed(example)
+        parser.finish()
+        assert [(c.name, json.loads(c.arguments)) for c in parser.snapshot().calls] == [("get_weather", {"city": "Paris"})]

@@ -518,3 +518,24 @@ def test_long_values_keep_the_buffer_bounded():
         parser.feed(tail)
         parser.finish()
         assert json.loads(parser.snapshot().calls[0].arguments) == {"a": value}, format_id
+
+
+# ------------------------------------------------------------ object/array parameters written as Python literals
+
+
+def test_structured_parameters_written_as_python_literals_stream_as_json():
+    tools = [tool("put", doc="object", rows="array")]
+    head = "<tool_call>\n<function=put>\n<parameter=doc>\n"
+    text = head + "{'ok': True, 'n': None, 't': (1, 'a')}\n</parameter>\n</function>\n</tool_call>"
+    steps = argument_steps("qwen3_coder", text, tools)
+    assert json.loads(steps[-1]) == {"doc": {"ok": True, "n": None, "t": [1, "a"]}}
+    assert all(steps[-1].startswith(s) for s in steps) and len(steps) > 5  # streamed, append-only
+    # not a literal at all: the value's text becomes a JSON string, so the arguments stay JSON
+    odd = check_stream("qwen3_coder", head + "see above\n</parameter>\n</function>\n</tool_call>", tools=tools)
+    assert calls_of(odd) == [("put", {"doc": "see above"})]
+    # cut off inside the value: what was written, nothing invented
+    cut = check_stream("qwen3_coder", head + '{"a": [1, 2', tools=tools)
+    assert cut.calls[0].arguments == '{"doc":{"a": [1, 2'
+    # an undeclared parameter holding a Python container is written once, as its JSON
+    held = check_stream("glm45", "<tool_call>f\n<arg_key>x</arg_key>\n<arg_value>{'k': [None]}</arg_value>\n</tool_call>")
+    assert calls_of(held) == [("f", {"x": {"k": [None]}})]

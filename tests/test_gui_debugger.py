@@ -347,6 +347,15 @@ def test_every_playback_control_is_reachable_by_tab_and_shows_a_focus_ring(qtbot
               bar.slider, bar.speed, bar.loop, window.source_bar.policy]
     for widget in wanted:
         assert widget.focusPolicy() & Qt.FocusPolicy.TabFocus, widget
+    assert window.source_bar.run.focusPolicy() & Qt.FocusPolicy.TabFocus  # the run/fixture selector
+    window.activateWindow()
+    bar.home.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(bar.home.hasFocus)
+    visited = []
+    for _ in range(40):  # Tab itself walks the chain: every playback control is on it
+        QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        visited.append(QApplication.focusWidget())
+    assert all(widget in visited for widget in wanted[1:10]), [type(w).__name__ for w in visited]
     plain = bar.next_token.grab().toImage()
     bar.next_token.setFocus(Qt.FocusReason.TabFocusReason)
     qtbot.waitUntil(bar.next_token.hasFocus)
@@ -409,7 +418,7 @@ def test_the_shortcut_list_has_every_key_of_every_action(qtbot, tmp_path, monkey
 def test_the_source_bar_offers_paste_and_a_fixture_says_what_it_is_for(qtbot, tmp_path, monkeypatch):
     window = make_window(qtbot, tmp_path, monkeypatch, FIXTURES / "prefix" / "unnamed_holds_back.txt")
     buttons = [b.text() for b in window.source_buttons.buttons]
-    assert buttons == ["Open", "Paste", "Run", "Capture"]
+    assert buttons[:4] == ["Open", "Paste", "Run", "Capture"]  # the README's sources, in its order
     assert window.source_bar.expected.text() == "expected verdict ✓"
     assert "neither may go out before call 0 is named" in window.source_bar.expected.toolTip()
     headline = window.reconcile_view.headline.text()
@@ -497,3 +506,28 @@ def test_the_light_theme_and_back(qtbot, tmp_path, monkeypatch):
     finally:
         window.theme_menu.choose("dark")
     assert theme.current == "dark" and window.timeline.plot.backgroundBrush().color().name() == dark
+
+
+def test_following_the_system_switches_when_the_desktop_does(qtbot, tmp_path, monkeypatch):
+    """Offscreen has no desktop scheme: the desktop's answer is the one thing stood in for; the signal is Qt's own."""
+    from PySide6.QtGui import QGuiApplication
+
+    from callscope.ui import theme
+
+    window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
+    desktop = ["light"]
+    monkeypatch.setattr(theme, "system_scheme", lambda: desktop[0])
+    try:
+        window.theme_menu.choose("system")
+        assert theme.current == "light" and window.settings.value("theme") == "system"
+        desktop[0] = "dark"
+        QGuiApplication.styleHints().colorSchemeChanged.emit(Qt.ColorScheme.Dark)  # the desktop switched
+        settle(window)
+        assert theme.current == "dark"
+        assert window.timeline.plot.backgroundBrush().color().name() == QColor(theme.DARK["PANEL"]).name()
+        window.theme_menu.choose("light")
+        desktop[0] = "dark"
+        QGuiApplication.styleHints().colorSchemeChanged.emit(Qt.ColorScheme.Dark)
+        assert theme.current == "light"  # a chosen theme stays whatever the desktop does
+    finally:
+        window.theme_menu.choose("dark")

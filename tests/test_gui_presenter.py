@@ -73,8 +73,13 @@ def test_presenter_mode_shows_the_client_view_over_the_plot_and_gives_the_panes_
     assert not window.timeline.isVisible() and not window.text_view.isVisible()
     assert not window.ttfd_view.across.isVisible() and not window.client_view.headline.isVisible()
     assert window.client_view.streaming.scale > 1 and window.leave_presenter_action.isEnabled()
+    left = window.ttfd_view.plot.getPlotItem().getAxis("left")
+    desk_title = "argument characters delivered"
+    # the large title is cut on a short plot (1024x700): presenting, it is short; the desk's comes back on leave
+    assert left.labelText == "characters delivered"
     qtbot.keyClick(window, Qt.Key.Key_Escape)
     settle(window)
+    assert left.labelText == desk_title
     assert not window.presenter.active and window.centralWidget() is not page
     assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == tabs
     assert window.tabs.currentIndex() == 1 and window.menuBar().isVisible() and window.timeline.isVisible()

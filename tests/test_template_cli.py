@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,46 @@ def test_template_reads_a_ggufs_own_template_without_weights(capsys):
     assert code == 1 and "nothing to round-trip" in out
 
 
+def _gguf_string(text: str) -> bytes:
+    data = text.encode("utf-8")
+    return struct.pack("<Q", len(data)) + data
+
+
+def write_gguf(path: Path, template: str, tokens: list[str], bos: int, eos: int) -> None:
+    """A GGUF v3 file with metadata and no tensors, written by hand (the `gguf` writer is not a dependency)."""
+    kvs = [
+        _gguf_string("general.architecture") + struct.pack("<I", 8) + _gguf_string("llama"),
+        _gguf_string("general.name") + struct.pack("<I", 8) + _gguf_string("Tiny GLM-style test model"),
+        _gguf_string("tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 8, len(tokens))
+        + b"".join(_gguf_string(t) for t in tokens),
+        _gguf_string("tokenizer.ggml.bos_token_id") + struct.pack("<II", 4, bos),
+        _gguf_string("tokenizer.ggml.eos_token_id") + struct.pack("<II", 4, eos),
+        _gguf_string("tokenizer.chat_template") + struct.pack("<I", 8) + _gguf_string(template),
+    ]
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, len(kvs)) + b"".join(kvs))
+
+
+def test_template_reads_a_tool_template_out_of_a_gguf_and_round_trips_it(tmp_path, capsys):
+    # the GGUF's own template teaches GLM-style calls and starts with the model's bos token: the analysis must
+    # read it out of the metadata (no weights), render it with that token, pick glm45 and read its calls back
+    glm = (ROOT / "resources" / "templates" / "glm45.jinja").read_text(encoding="utf-8")
+    glm = glm.replace("{#- callscope-format: glm45 -#}", "")  # no declaration: the markers must say it
+    assert "callscope-format" not in glm
+    model = tmp_path / "tiny-glm.gguf"
+    write_gguf(model, "{{- bos_token -}}" + glm, ["<unk>", "[gMASK]<sop>", "<|endoftext|>"], bos=1, eos=2)
+    code, out, err = cli(capsys, "template", model, "--check")
+    assert code == 0, err
+    assert "template: gguf:tokenizer.chat_template of tiny-glm.gguf" in out
+    assert "parser: glm45 (" in out and "check: OK, glm45 read 2 of 2 calls back" in out
+    code, out, err = cli(capsys, "template", model, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["format"] == "glm45" and doc["origin"] == "model" and doc["analysis"]["description"]["family"] == "tag_tagged"
+    code, out, err = cli(capsys, "prompt", "--model", model, "--format", "auto", "--prompt", "hi")
+    assert code == 0, err
+    assert out.startswith("format: glm45 (") and "\n[gMASK]<sop>" in out  # rendered with the GGUF's own bos token
+
+
 @pytest.mark.parametrize("bad, message", [("missing.jinja", "missing.jinja"), ("broken", "syntax error")])
 def test_template_errors_are_one_line(tmp_path, capsys, bad, message):
     path = tmp_path / bad
@@ -131,6 +172,7 @@ def test_run_forces_a_real_call_in_the_derived_syntax(path, capsys):
     assert code == 0, err
     run = json.loads(out)["runs"][0]
     assert run["source"]["format"] == f"{PREFIX}{path.stem}"
+    assert "derived from the template" in run["source"]["format_reason"]  # auto says which parser and why
     assert run["finish_reason"] == "tool_calls" and run["violations"] == []
     (call,) = run["calls"]
     assert call["reconstructs"] and call["name"] in ("get_weather", "read_file")

@@ -8,7 +8,7 @@ import os
 
 from callscope.commands.common import CliError, check_format, check_policy
 
-TABS = ("deltas", "reconciliation", "ttfd", "compare", "client")
+TABS = ("deltas", "reconciliation", "ttfd", "compare", "client", "template")
 ANIMATION_VIEWS = ("client", "presenter", "window")
 #: `--theme` reaches the window through this variable (see callscope.ui.theme_menu).
 THEME_ENV = "CALLSCOPE_THEME"
@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("file", nargs="?", help="trace (.jsonl) or byte-prefix fixture (.txt) to open, or a shipped "
                    "fixture's name (e.g. headline_701_tokens)")
+    p.add_argument("--template", metavar="FILE|GGUF", help="analyse a chat template (a .jinja, a tokenizer_config.json, "
+                   "or a GGUF's own) in the Template pane")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to OUT.png and exit")
     p.add_argument("--at", type=int, metavar="STEP", help="with --screenshot: put the cursor at STEP")
     p.add_argument("--tab", choices=TABS, help="with --screenshot: the tab shown on the right (default deltas)")
@@ -69,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
         args.file = resolve_recording(args.file)
         if not os.path.exists(args.file):
             raise CliError(f"cannot open {args.file}: no such file (nor a shipped fixture of that name)")
+    if args.template is not None and not os.path.exists(args.template):
+        raise CliError(f"cannot open the template {args.template}: no such file")
     if exporting:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     try:
@@ -86,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             animation=args.export_animation, animation_view=args.animation_view, fps=args.fps, speed=args.speed,
             plot=args.export_plot, plot_kind=args.plot, plot_width=args.plot_width,
         )
-    return launch(args.file, None, None, args.policy, args.format, job=job)
+    return launch(args.file, None, None, args.policy, args.format, job=job, template=args.template)
 
 
 def _size(text: str) -> tuple[int, int]:

@@ -3,7 +3,7 @@
 With no arguments it is a working demo (``--demo write-file``, see
 :mod:`~engine.decode.demos`): the packaged SmolLM2-135M model, one
 ``write_file`` tool, a short prompt, and a grammar that makes the model write a
-real call of about 500 tokens at once, so the first delta leaves 10x or more
+real call of about 700 tokens at once, so the first delta leaves 10x or more
 before the atomic emission. ``--demo quick`` is the two-call demo (weather and
 file tools). The demo supplies every setting not given on the command line
 (calls, content line, string bound, max tokens, repeat penalty). Ctrl-C cancels the generation

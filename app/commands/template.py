@@ -19,7 +19,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from callscope.commands.common import CliError
-from callscope.engine.formats.derived.description import JSON, TAG_TAGGED
 
 if TYPE_CHECKING:
     from callscope.engine.decode.format_choice import FormatChoice
@@ -48,29 +47,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def load(path: str) -> tuple[ChatTemplate, str, str]:
     """``(the template, bos token, eos token)`` from a template file or a GGUF; one CliError line on failure."""
     from callscope.engine.decode.errors import DecodeError
-    from callscope.engine.decode.model import read_model_info
-    from callscope.engine.decode.templates import ChatTemplate, load_template_file
+    from callscope.engine.decode.template_files import read_template_or_model
 
     try:
-        if _is_gguf(path):
-            info = read_model_info(path)
-            if info.chat_template is None:
-                raise CliError(f"{path}: the model has no tokenizer.chat_template")
-            name = f"gguf:tokenizer.chat_template of {info.file_name}"
-            return ChatTemplate(name, info.chat_template, "model"), info.bos_token, info.eos_token
-        return load_template_file(path), "", ""
+        found = read_template_or_model(path)
     except DecodeError as exc:
         raise CliError(str(exc)) from None
-
-
-def _is_gguf(path: str) -> bool:
-    if path.lower().endswith(".gguf"):
-        return True
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) == b"GGUF"
-    except OSError:
-        return False  # the template reader says what is wrong with the path
+    return found.template, found.bos_token, found.eos_token
 
 
 def run(args: argparse.Namespace) -> int:
@@ -137,57 +120,12 @@ def _text(template: ChatTemplate, choice: FormatChoice, check: bool) -> str:
 
 
 def _description_lines(analysis: TemplateAnalysis) -> list[str]:
-    d = analysis.description
-    framing = analysis.framing
-    out = []
-    if framing is not None:
-        if framing.reasoning_end:
-            opens = "opens it" if framing.opens_reasoning else "does not open it"
-            switch = ""
-            if framing.opens_reasoning_thinking is not None or framing.opens_reasoning_no_thinking is not None:
-                switch = f"; enable_thinking on: {_yes(framing.opens_reasoning_thinking)}, off: {_yes(framing.opens_reasoning_no_thinking)}"
-            out.append(f"reasoning: {framing.reasoning_start or '(no opener)'} ... {framing.reasoning_end} (the generation prompt {opens}{switch})")
-        else:
-            out.append("reasoning: none found")
-    if d is None:
-        out.append("derived format: none")
-        out += [f"  because {note}" for note in analysis.notes]
-        return out
-    out.append(f"derived format: {d.title}")
-    markers = [
-        ("end of turn", d.end_of_turn),
-        ("section start", d.section_start),
-        ("section end", d.section_end),
-        ("call start", d.call_start),
-        ("call end", d.call_end),
-        ("between calls", d.call_separator),
-    ]
-    words: list[tuple[str, str]] = []
-    if d.family == JSON:
-        words += [
-            ("calls", "the elements of one JSON array" if d.array else "one JSON object each"),
-            ("name", f'the "{d.name_key}" member' if d.name_key else 'the object\'s only key: {"NAME": {...}}'),
-            ("arguments", f'the "{d.arguments_key}" member' if d.name_key else "that key's value"),
-        ]
-        if d.id_key:
-            words.append(("id", f'the "{d.id_key}" member'))
-    else:
-        markers.append(("after the name", d.name_suffix))
-    if d.family == TAG_TAGGED:
-        markers += [
-            ("key prefix", d.key_prefix),
-            ("key suffix", d.key_suffix),
-            ("key suffix of non-strings", d.key_suffix_json),
-            ("value end", d.value_end),
-            ("between arguments", d.argument_separator),
-        ]
-    out += [f"  {label}: {value!r}" for label, value in markers if value]
-    out += [f"  {label}: {value}" for label, value in words]
-    if not d.parallel:
-        out.append("  one call per turn")
-    out += [f"  note: {note}" for note in analysis.notes]
-    return out
+    from callscope.engine.inspector.template_state import describe
 
-
-def _yes(value: bool | None) -> str:
-    return "?" if value is None else "opens" if value else "does not open"
+    described = describe(analysis)
+    out = [f"reasoning: {described.reasoning}"] if described.reasoning else []
+    out.append(f"derived format: {described.title}")
+    if not described.learnt:
+        return out + [f"  because {note}" for note in described.notes]
+    out += [f"  {label}: {value}" if label else f"  {value}" for label, value in described.fields]
+    return out + [f"  note: {note}" for note in described.notes]

@@ -1,7 +1,11 @@
-"""The Capture dialog: URL, request body (a JSON editor), API-key *variable name*, TLS, read timeout.
+"""The Capture dialog: URL, protocol, request body (a JSON editor), API-key *variable name*, TLS, read timeout.
 
 It only collects; :func:`request_from_values` validates, raising
-:class:`~engine.capture.request.RequestError` with a one-line message.
+:class:`~engine.capture.request.RequestError` with a one-line message. The
+protocol is ``auto`` by default: named by the URL's endpoint path
+(:func:`~engine.capture.request.resolve_endpoint`, as ``callscope capture``
+does), else Chat Completions; the chat-shaped body is converted to the
+protocol's shape, and the default key variable follows the protocol.
 """
 
 from __future__ import annotations
@@ -9,21 +13,34 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from PySide6.QtWidgets import QCheckBox, QDialog, QDoubleSpinBox, QFormLayout, QLineEdit, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QWidget,
+)
 
 from callscope.dialogs.common import lay_out_source_dialog
 from callscope.engine.capture.request import (
+    ANTHROPIC_API_KEY_ENV,
     DEFAULT_API_KEY_ENV,
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_READ_TIMEOUT,
     CaptureRequest,
     RequestError,
-    endpoint_url,
     parse_body,
+    resolve_endpoint,
 )
+from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
+from callscope.engine.streams.protocols import PROTOCOLS
 from callscope.ui import theme
 
 DEFAULT_URL = "http://127.0.0.1:8080"
+AUTO = "auto"  # the protocol the URL names, else chat
 DEFAULT_BODY = {
     "messages": [{"role": "user", "content": "What is the weather in Paris? Use the tool."}],
     "tools": [
@@ -49,6 +66,8 @@ class CaptureValues:
     api_key_env: str
     insecure: bool
     read_timeout: float
+    protocol: str = AUTO  # auto, chat, responses or anthropic
+    clients: str = ""  # client profiles, comma-separated (empty: the defaults), as `capture --client`
 
 
 def duplicate_key(text: str) -> str | None:
@@ -74,15 +93,28 @@ def duplicate_key(text: str) -> str | None:
     return found[0] if found else None
 
 
+def clients_from_values(values: CaptureValues) -> tuple[str, ...] | None:
+    """The client profiles that judge the capture (None: the defaults); raises ``RequestError`` naming a bad one."""
+    if not values.clients.strip():
+        return None
+    try:
+        return parse_profiles(values.clients)
+    except ValueError as exc:
+        raise RequestError(f"client profiles: {exc}") from None
+
+
 def request_from_values(values: CaptureValues) -> CaptureRequest:
     """Validate what the dialog collected; raises ``RequestError`` with a one-line message."""
     twice = duplicate_key(values.body_text)
     if twice is not None:
         raise RequestError(f'request body: "{twice}" is given twice (the later one would silently win); keep one')
+    url, protocol = resolve_endpoint(values.url, None if values.protocol == AUTO else values.protocol)
+    default_key = ANTHROPIC_API_KEY_ENV if protocol == "anthropic" else DEFAULT_API_KEY_ENV
     return CaptureRequest(
-        endpoint_url(values.url),
-        parse_body(values.body_text, "request body"),
-        api_key_env=values.api_key_env.strip() or DEFAULT_API_KEY_ENV,
+        url,
+        parse_body(values.body_text, "request body", protocol),
+        api_key_env=values.api_key_env.strip() or default_key,
+        protocol=protocol,
         insecure=values.insecure,
         connect_timeout=DEFAULT_CONNECT_TIMEOUT,
         read_timeout=values.read_timeout,
@@ -95,11 +127,21 @@ class CaptureDialog(QDialog):
         self.setWindowTitle("Capture a live server")
         self.resize(720, 640)
         self.url = QLineEdit(values.url if values else DEFAULT_URL)
-        self.url.setToolTip("base URL, /v1, or the full /v1/chat/completions endpoint")
+        self.url.setToolTip("base URL, /v1, or the full endpoint (/v1/chat/completions, /v1/responses, /v1/messages)")
+        self.protocol = QComboBox()
+        self.protocol.addItems([AUTO, *PROTOCOLS])
+        self.protocol.setCurrentText(values.protocol if values else AUTO)
+        self.protocol.setToolTip("auto: the protocol the URL's endpoint path names, else chat completions; "
+                                 "the body below is converted to the protocol's shape")
         self.body = QPlainTextEdit(values.body_text if values else json.dumps(DEFAULT_BODY, indent=2))
         self.body.setFont(theme.mono_font(9))
-        self.key = QLineEdit(values.api_key_env if values else DEFAULT_API_KEY_ENV)
-        self.key.setToolTip("name of the environment variable holding the API key (sent as a bearer token, never saved)")
+        self.key = QLineEdit(values.api_key_env if values else "")
+        self.key.setPlaceholderText(f"{DEFAULT_API_KEY_ENV} ({ANTHROPIC_API_KEY_ENV} for anthropic)")
+        self.key.setToolTip("name of the environment variable holding the API key (sent as a bearer token, or as "
+                            f"x-api-key for anthropic, default ${ANTHROPIC_API_KEY_ENV} then; never saved)")
+        self.clients = QLineEdit(values.clients if values else "")
+        self.clients.setPlaceholderText(",".join(default_profiles()))
+        self.clients.setToolTip(f"client profiles that assemble the stream ({', '.join(PROFILES)}; none)")
         self.insecure = QCheckBox("do not verify the TLS certificate")
         self.insecure.setChecked(values.insecure if values else False)
         self.timeout = QDoubleSpinBox()
@@ -109,7 +151,9 @@ class CaptureDialog(QDialog):
         self.timeout.setToolTip("longest silence to wait for before giving up (read timeout)")
         form = QFormLayout()
         form.addRow("URL", self.url)
+        form.addRow("protocol", self.protocol)
         form.addRow("API key variable", self.key)
+        form.addRow("client profiles", self.clients)
         form.addRow("TLS", self.insecure)
         form.addRow("read timeout", self.timeout)
         lay_out_source_dialog(self, form, 'request body (JSON; "stream": true is forced)', self.body, "Capture")
@@ -117,5 +161,6 @@ class CaptureDialog(QDialog):
     def values(self) -> CaptureValues:
         return CaptureValues(
             self.url.text().strip(), self.body.toPlainText(), self.key.text().strip(),
-            self.insecure.isChecked(), float(self.timeout.value()),
+            self.insecure.isChecked(), float(self.timeout.value()), self.protocol.currentText(),
+            self.clients.text().strip(),
         )

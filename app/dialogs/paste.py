@@ -1,9 +1,16 @@
-"""The Paste-text dialog: a raw generation, its format, how to step it, and optional tools."""
+"""The Paste-text dialog: a raw generation, its format, how to step it, and optional tools.
+
+The format defaults to ``auto``: the window tries every parser on the text and
+keeps the one that finds complete calls (:mod:`engine.inspector.paste_format`),
+saying which and why in the status line. The Template pane opens it with the
+template's own parser chosen instead.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDialog, QFormLayout, QPlainTextEdit, QSpinBox, QWidget
 
 from callscope.dialogs.common import ToolsEditor, lay_out_source_dialog
@@ -22,8 +29,12 @@ class PasteValues:
     thinking: bool = False  # the prompt ended with <think>: the text starts inside reasoning
 
 
+#: The format entry that detects the format from the text.
+AUTO = "auto"
+
+
 class PasteDialog(QDialog):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, format_id: str = AUTO, thinking: bool = False) -> None:
         super().__init__(parent)
         self.setWindowTitle("Paste a generation")
         self.resize(760, 620)
@@ -31,7 +42,10 @@ class PasteDialog(QDialog):
         self.text.setFont(theme.mono_font(10))
         self.text.setPlaceholderText("Paste the raw text a model generated (markers and all)…")
         self.format = QComboBox()
-        self.format.addItems(FORMAT_IDS)
+        self.format.addItems([AUTO, *FORMAT_IDS])
+        self.format.setItemData(0, "try every parser and keep the one that finds complete calls",
+                                Qt.ItemDataRole.ToolTipRole)
+        self.format.setCurrentText(format_id if format_id in FORMAT_IDS else AUTO)
         self.step = QComboBox()
         self.step.addItems(["char", "byte", "4 chars", "16 chars"])
         self.rate = QSpinBox()
@@ -41,6 +55,7 @@ class PasteDialog(QDialog):
         self.rate.setSpecialValueText("untimed")
         self.tools = ToolsEditor(default=None)
         self.thinking = QCheckBox("starts inside reasoning (prompt ended with <think>)")
+        self.thinking.setChecked(thinking)
         self.thinking.setToolTip("The chat template opened a reasoning block, so the text is reasoning until </think>. "
                                  "Only formats with reasoning (e.g. hermes, qwen3_coder, deepseek_v31) read it.")
         form = QFormLayout()
@@ -56,7 +71,7 @@ class PasteDialog(QDialog):
 
     def _format_changed(self, format_id: str) -> None:
         """A format without reasoning has nothing to start inside: the box is greyed (its tick is kept)."""
-        self.thinking.setEnabled(supports_thinking(format_id))
+        self.thinking.setEnabled(format_id == AUTO or supports_thinking(format_id))
 
     def values(self) -> PasteValues:
         step = self.step.currentText()

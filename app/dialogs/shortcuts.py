@@ -50,10 +50,15 @@ class ShortcutsDialog(QDialog):
         rows = sum(table.rowHeight(i) for i in range(table.rowCount()))
         height = rows + table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth() + 2
         width = sum(table.columnWidth(i) for i in range(table.columnCount())) + 2 * table.frameWidth() + 40
-        table.setMinimumHeight(height)
-        table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         screen = self.screen().availableGeometry() if self.screen() is not None else None
         limit = screen.height() - 100 if screen is not None else height  # room for the Close button and margins
+        if height > limit:  # too tall with the style's row padding: the compact default row height first
+            compact = table.verticalHeader().defaultSectionSize()
+            for i in range(table.rowCount()):
+                table.setRowHeight(i, min(table.rowHeight(i), compact))
+            height -= rows - sum(table.rowHeight(i) for i in range(table.rowCount()))
+        table.setMinimumHeight(height)
+        table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         if height > limit:  # a very long list on a small screen scrolls after all
             table.setMinimumHeight(max(200, limit))
         self.resize(max(460, width), self.sizeHint().height())

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QEventLoop, QObject, QTimer, Signal
 
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.analysis.live import LiveAnalysis
@@ -44,6 +44,22 @@ FEED_BUDGET_S = 0.0025
 _CLOCK_EVERY = 64
 
 Item = TypeVar("Item")
+
+
+def wait_for_task(task: Any, timeout_ms: int) -> None:
+    """Let an asyncio task on the qasync loop finish, for at most ``timeout_ms``: a local event loop runs
+    meanwhile (it also drives the qasync loop), so a source closing at window close can unwind."""
+    if task is None or task.done() or timeout_ms <= 0:
+        return
+    waiter = QEventLoop()
+    deadline = QTimer()
+    deadline.setSingleShot(True)
+    deadline.timeout.connect(waiter.quit)
+    task.add_done_callback(lambda _t: waiter.quit())
+    deadline.start(timeout_ms)
+    if not task.done():
+        waiter.exec()
+    deadline.stop()
 
 
 class LiveController(QObject, Generic[Item]):
@@ -75,6 +91,8 @@ class LiveController(QObject, Generic[Item]):
         self._pending: list[Item] = []
         self._before: tuple | None = None
         self._feed = FrameThrottle(self._flush, parent=self)
+        # The next feed waits for the panes to have drawn this one: analysis and redraw never share a turn.
+        session.grew.connect(self._after_growth)
 
     @property
     def running(self) -> bool:
@@ -137,11 +155,20 @@ class LiveController(QObject, Generic[Item]):
             if done % _CLOCK_EVERY == 0 and time.perf_counter() > deadline:
                 break
         del self._pending[:done]
-        if self._pending:
-            self._feed.request()
         analyzer.refresh(analysis)
         self.session.grow()
+        if self._pending and not self.session.growth_pending:
+            self._feed.request()  # nothing to draw (no stream shown): feed on
         self.progress.emit(self._progress_text())
+
+    def _after_growth(self, _text: str) -> None:
+        """The panes were told about the last feed: the rest of a burst is fed on a later turn.
+
+        Feeding and redrawing in the same event-loop turn would add their costs into one stall;
+        alternating them keeps each turn to one of the two.
+        """
+        if self._pending and self.analyzer is not None:
+            self._feed.request()
 
     def drain(self) -> None:
         """Analyse every queued item now (the stream failed, or a test wants the final state)."""

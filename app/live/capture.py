@@ -20,14 +20,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QObject, QTimer
+from PySide6.QtCore import QObject
 
 from callscope.engine.analysis.report import plural
 from callscope.engine.capture.client import CaptureResult, Line, StreamCapture
-from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_result
+from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_result, judged_with
 from callscope.engine.capture.request import CaptureRequest
-from callscope.engine.streams.conformance import CaptureAnalyzer
-from callscope.live.base import LiveController
+from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS, CaptureAnalyzer
+from callscope.engine.streams.protocols import expected_choices
+from callscope.live.base import LiveController, wait_for_task
 from callscope.models.session import InspectorSession
 
 
@@ -45,6 +46,8 @@ class CaptureController(LiveController[Line]):
         self._capture: StreamCapture | None = None
         self._task: asyncio.Task[None] | None = None
         self._last_ms = 0.0
+        #: The client profiles that judge each capture (None: the defaults), as ``capture --client`` picks them.
+        self.clients: tuple[str, ...] | None = None
 
     def start(self, request: CaptureRequest, name: str | None = None) -> bool:
         """Begin capturing (False if one is running). The panes switch to the live capture at once."""
@@ -53,10 +56,13 @@ class CaptureController(LiveController[Line]):
         self._begin()
         self.result = None
         self._last_ms = 0.0
-        recorder = CaptureRecorder(self._next_recording(), request)
+        recorder = CaptureRecorder(self._next_recording(), request, extra=judged_with(DEFAULT_ATOMIC_SILENCE_MS,
+                                                                                     self.clients))
         name = name or Path(self.record_path or "capture").stem
         url = request.public_url()  # redacted: safe to show
-        self._show_live(CaptureAnalyzer(name, url, url=url))
+        # judged live as at the end: the request's protocol, its n, the chosen client profiles
+        self._show_live(CaptureAnalyzer(name, url, url=url, protocol=request.protocol,
+                                        expected_choices=expected_choices(request.body), clients=self.clients))
         self._capture = StreamCapture(request, self._sink(recorder))
         loop = self.loop or asyncio.get_event_loop()
         self._task = loop.create_task(self._run(self._capture, recorder, name))
@@ -87,16 +93,7 @@ class CaptureController(LiveController[Line]):
         self.stop()
         self._feed.cancel()
         task = self._task
-        if task is not None and not task.done() and timeout_ms > 0:
-            waiter = QEventLoop()
-            deadline = QTimer()
-            deadline.setSingleShot(True)
-            deadline.timeout.connect(waiter.quit)
-            task.add_done_callback(lambda _t: waiter.quit())
-            deadline.start(timeout_ms)
-            if not task.done():
-                waiter.exec()
-            deadline.stop()
+        wait_for_task(task, timeout_ms)
         return not self.running
 
     def _progress_text(self) -> str:
@@ -120,6 +117,6 @@ class CaptureController(LiveController[Line]):
         """The stream ended (or broke off): the final analysis is the one its recording replays to."""
         self.result = result
         self._last_ms = result.ended_ms or 0.0
-        self._conclude(analyze_capture_result(result, name), f"capture · {result.url}")
+        self._conclude(analyze_capture_result(result, name, clients=self.clients), f"capture · {result.url}")
         if result.error is not None:
             self._fail(result.error.message)

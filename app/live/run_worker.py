@@ -37,6 +37,8 @@ class RunRequest:
     record: str | None = None
     name: str = "run"
     demo: str | None = None  # a demo preset's forced-call settings and sampling (engine.decode.demos)
+    #: A chat template to prompt with (engine.decode.templates.ChatTemplate; the Template pane's), else the model's.
+    template: Any = None
 
 
 @dataclass(slots=True)
@@ -93,6 +95,7 @@ class RunWorker(QObject):
             messages=request.messages,
             tools=request.tools,
             format_id=request.format_id,
+            template=request.template,
             force_tool=request.force_tool,
             policy=request.policy,
             max_tokens=request.max_tokens,

@@ -148,6 +148,11 @@ class InspectorSession(QObject):
         if redraw_now:
             self._growth.flush()
 
+    @property
+    def growth_pending(self) -> bool:
+        """Live growth is waiting for its frame (``grew`` follows)."""
+        return self._growth.pending
+
     def _emit_growth(self) -> None:
         text = "".join(self._grown_text)
         self._grown_text.clear()

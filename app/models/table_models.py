@@ -88,6 +88,7 @@ class CallVerdictModel(RowTableModel):
         ("streamed", lambda c: f"{len(c.streamed):,} chars"),
         ("final", lambda c: "–" if c.final is None else f"{len(c.final):,} chars"),
         ("id", lambda c: c.id or "–"),
+        ("clients", lambda c: c.clients_summary or "–"),  # what each real client assembled (captures)
     )
 
     def foreground(self, row: CallVerdict, column: int) -> QColor | None:

@@ -29,7 +29,32 @@ from callscope.ui import theme
 DIFF_VIEW_LIMIT = 20000
 
 
+def clients_html(call: CallVerdict) -> str:
+    """Per client profile: what it ended with for this call and whether that is the call the stream meant."""
+    if not call.clients:
+        return ""
+    rows = []
+    for c in call.clients:
+        tone = theme.OK if c.matches else theme.BAD
+        got = (f"id {c.id!r} · name {c.name!r} · arguments {_clipped(c.arguments)!r}" if not c.error else "")
+        rows.append(f'<tr><td style="color:{tone};font-weight:600">{"✓" if c.matches else "✗"}</td>'
+                    f"<td>{html.escape(c.profile)}</td><td>{html.escape(c.outcome)}</td>"
+                    f'<td style="font-family:{theme.MONO_CSS};color:{theme.DIM}">{html.escape(got)}</td></tr>')
+    return (f'<div style="color:{theme.DIM};font-size:8.5pt;margin-top:6px">what each client assembled:</div>'
+            f'<table cellspacing="0" cellpadding="2">{"".join(rows)}</table>')
+
+
+def _clipped(text: str | None, limit: int = 120) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit // 2] + " … " + text[-limit // 2 :]
+
+
 def diff_html(call: CallVerdict) -> str:
+    return _diff_html(call) + clients_html(call)
+
+
+def _diff_html(call: CallVerdict) -> str:
     if call.final is None:
         return f'<span style="color:{theme.BAD}">This call is missing from the terminal parse.</span>'
     if call.reconstructs:

@@ -148,6 +148,8 @@ class TimelineView(QWidget):
         self._user_range = False  # the user zoomed or panned: live growth no longer refits the view
         self._series: dict[tuple[str, str], pg.GraphicsObject] = {}  # one item per (lane, kind)
         self._ticks_data: dict[tuple[str, str], tuple[np.ndarray, float, float]] = {}  # all ticks of a tick series
+        self._growing = False  # inside _grew: a range change's tick refresh waits for the new data (_ticks_stale)
+        self._ticks_stale = False
         self.cursor_line = pg.InfiniteLine(angle=90, movable=True)
         self.cursor_line.setZValue(50)
         self.hover_line = pg.InfiniteLine(angle=90, movable=False)
@@ -262,8 +264,11 @@ class TimelineView(QWidget):
         self._series.clear()
         self._ticks_data.clear()
 
-    def _draw_lanes(self) -> None:
-        """Create or update one item per (lane, kind); call bars and labels are few and redrawn whole."""
+    def _draw_lanes(self) -> set[tuple[str, str]]:
+        """Create or update one item per (lane, kind); call bars and labels are few and redrawn whole.
+
+        Returns the tick series whose ticks were picked for the current view range here.
+        """
         item = self.plot.getPlotItem()
         state = self.session.state
         assert state is not None
@@ -271,6 +276,7 @@ class TimelineView(QWidget):
             item.removeItem(old)
         self._items.clear()
         lanes = state.lanes
+        fresh: set[tuple[str, str]] = set()
         labelled = len(lanes.calls) <= 24
         for span in lanes.calls.values():
             start = span.args_first_x if span.args_first_x is not None else span.opened_x
@@ -306,6 +312,7 @@ class TimelineView(QWidget):
                     height = 0.25 if key == TOKENS else 0.18
                     self._ticks_data[(key, kind)] = (xs, y, height)
                     px, py = _tick_points(self._visible_ticks(xs), y, height)
+                    fresh.add((key, kind))
                     if existing is not None:
                         existing.setData(px, py)
                         continue
@@ -324,6 +331,7 @@ class TimelineView(QWidget):
                     _cache(graphic)
                 self._series[(key, kind)] = graphic
                 item.addItem(graphic)
+        return fresh
 
     def _array(self, key: tuple[str, str], xs: list[float]) -> np.ndarray:
         """``xs`` as an array, converting only what a live stream added since the last frame (not all of it)."""
@@ -363,9 +371,14 @@ class TimelineView(QWidget):
         _, first = np.unique(np.floor((shown - x0) / pixel), return_index=True)
         return shown[first]
 
-    def _refresh_ticks(self) -> None:
-        """The view was zoomed or panned: re-pick which ticks to draw."""
+    def _refresh_ticks(self, skip: set[tuple[str, str]] | frozenset = frozenset()) -> None:
+        """The view was zoomed or panned: re-pick which ticks to draw (except the ``skip`` series, picked already)."""
+        if self._growing:
+            self._ticks_stale = True  # a live frame moved the range: its _draw_lanes picks the grown series' ticks
+            return
         for key, (xs, y, height) in self._ticks_data.items():
+            if key in skip:
+                continue
             graphic = self._series.get(key)
             if graphic is not None:
                 graphic.setData(*_tick_points(self._visible_ticks(xs), y, height))
@@ -399,13 +412,22 @@ class TimelineView(QWidget):
         lo, hi = self._data_span()
         vb = self.plot.getPlotItem().getViewBox()
         (_x0, x1), _ = vb.viewRange()
-        if self._zoomed():
-            self._set_limits()
-        elif hi > x1 - (hi - lo) * FIT_PAD or x1 > lo + (hi - lo) * 2:
-            ahead = lo + (hi - lo) * LIVE_HEADROOM
-            vb.setLimits(xMin=lo - (hi - lo) * FIT_PAD, xMax=ahead)
-            vb.setXRange(lo - (hi - lo) * FIT_PAD, ahead, padding=0)
-        self._draw_lanes()
+        # A range change here would re-pick every tick series at once, then _draw_lanes again for the grown
+        # ones (the slowest live frames did both): the refresh waits, and skips what _draw_lanes picked.
+        self._growing, self._ticks_stale = True, False
+        try:
+            if self._zoomed():
+                self._set_limits()
+            elif hi > x1 - (hi - lo) * FIT_PAD or x1 > lo + (hi - lo) * 2:
+                ahead = lo + (hi - lo) * LIVE_HEADROOM
+                vb.setLimits(xMin=lo - (hi - lo) * FIT_PAD, xMax=ahead)
+                vb.setXRange(lo - (hi - lo) * FIT_PAD, ahead, padding=0)
+            fresh = self._draw_lanes()
+        finally:
+            self._growing = False
+        if self._ticks_stale:
+            self._ticks_stale = False
+            self._refresh_ticks(skip=fresh)
 
     def _data_span(self) -> tuple[float, float]:
         """The x range of the stream; a timed stream with no step yet spans its first second."""

@@ -284,6 +284,19 @@ class LoadedModel:
         return {**self.info.to_json(), "load_ms": round(self.load_ms, 1), "n_ctx": self.n_ctx}
 
 
+def default_threads() -> int:
+    """Threads for decoding *and* prompt evaluation: half the cores (llama-cpp-python's decode default).
+
+    llama-cpp-python would evaluate the prompt on every core. ggml's threads
+    wait for each other at every operation, so when another process holds a
+    core (a shared machine, the window's own thread) a thread per core stalls:
+    153 prompt tokens of the packaged model took 3.9-8.7 s on two threads and
+    1.3-2.6 s on one on the same loaded two-core machine, measured side by side.
+    Prompt evaluation is most of the demo's time to first delta.
+    """
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
 def load_model(
     path: str | os.PathLike[str] | None = None,
     n_ctx: int | None = None,
@@ -315,12 +328,15 @@ def load_model(
         from llama_cpp import Llama
     except ImportError as exc:  # pragma: no cover - dependency missing
         raise ModelLoadFailed(info.path, f"llama-cpp-python is not installed ({exc})") from None
+    if n_threads is None:
+        n_threads = default_threads()
     start = time.monotonic()
     try:
         llama = Llama(
             model_path=info.path,
             n_ctx=n_ctx,
             n_threads=n_threads,
+            n_threads_batch=n_threads,  # see default_threads: one per core spins against the machine's other work
             seed=seed,
             verbose=False,
         )

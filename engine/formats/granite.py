@@ -8,7 +8,9 @@ marker, which ends the turn; thinking mode wraps the answer in tags)::
 The call objects are ``{"name": ..., "arguments": ...}`` and are read by
 :class:`~engine.formats._kit.json_call_machine.CallReader` (arguments stream
 verbatim as the model writes them). ``<response>`` and ``</response>`` are
-removed from content, as llama.cpp does. The marker has no closer: whatever
+removed from content, as llama.cpp does. Granite 3.1 may write the marker as the
+plain text ``<tool_call>``; followed by the array it opens the calls the same way
+(vLLM's ``granite`` parser strips either). The marker has no closer: whatever
 follows the array is content. The rules for bad input (a marker that is not
 followed by calls is content, verbatim; a call cut short keeps its arguments)
 are those of :mod:`engine.formats._kit.call_blocks`.
@@ -21,6 +23,8 @@ from callscope.engine.formats._kit.spec import Call, FormatSpec, Markers, Templa
 from callscope.engine.formats._kit.writing import think
 
 TOOL_CALL = "<|tool_call|>"
+#: Granite 3.1's spelling of the marker, as plain text.
+TOOL_CALL_TEXT = "<tool_call>"
 THINK = ("<think>", "</think>")
 RESPONSE = ("<response>", "</response>")
 
@@ -30,6 +34,7 @@ class Parser(CallBlockParser):
 
     think = THINK
     block_open = TOOL_CALL
+    block_open_alternates = (TOOL_CALL_TEXT,)
     dropped = RESPONSE
 
 

@@ -21,7 +21,9 @@ As llama.cpp's Kimi K2 handler and vLLM's ``kimi_k2`` parser read it:
   ``<|tool_call_end|>`` (or ``<|tool_calls_section_end|>``) ends them even inside a JSON string:
   the model writes them as special tokens.
 * ``<|tool_calls_section_begin|>`` is optional (llama.cpp accepts a bare ``<|tool_call_begin|>``);
-  text inside a section that is not a call is content, and so is text after it.
+  text inside a section that is not a call is content, and so is text after it. Some Kimi K2
+  checkpoints write the singular ``<|tool_call_section_begin|>`` / ``<|tool_call_section_end|>``
+  instead; they mean the same (vLLM's ``kimi_k2`` parser accepts both).
 * Reasoning: ``<think>`` at the start (``Parser(tools, thinking=True)`` when the prompt opened
   it), or again between calls (Kimi K2 Thinking interleaves them). Kimi may call tools at the
   end of its reasoning without closing it, so a section or call
@@ -44,6 +46,11 @@ from callscope.engine.formats._kit.writing import dumps, think
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
 SECTION_END = "<|tool_calls_section_end|>"
+#: The singular spellings some checkpoints write for the section markers.
+SECTION_BEGIN_SINGULAR = "<|tool_call_section_begin|>"
+SECTION_END_SINGULAR = "<|tool_call_section_end|>"
+SECTION_BEGINS = (SECTION_BEGIN, SECTION_BEGIN_SINGULAR)
+SECTION_ENDS = (SECTION_END, SECTION_END_SINGULAR)
 CALL_BEGIN = "<|tool_call_begin|>"
 ARGUMENT_BEGIN = "<|tool_call_argument_begin|>"
 CALL_END = "<|tool_call_end|>"
@@ -53,7 +60,7 @@ ID_LIMIT = 256
 
 _ID_STOP = re.compile(r"[\n<]")
 _ID = re.compile(r"(?:functions\.)?([^\s:]+(?::[^\s:]+)*):(\d+)")
-_ARGS_CLOSERS = (CALL_END, SECTION_END)
+_ARGS_CLOSERS = (CALL_END, *SECTION_ENDS)
 
 _SECTION = "section"  # inside <|tool_calls_section_begin|>: a call, or the section's end
 _ID_STATE = "id"
@@ -63,8 +70,8 @@ _ARGS = "args"
 class Parser(ThinkTextMachine):
     """Incremental Kimi K2 parser (see the module docstring for the rules)."""
 
-    _text_markers = (SECTION_BEGIN, CALL_BEGIN, SECTION_END, THINK, THINK_END)
-    _reasoning_exits = (SECTION_BEGIN, CALL_BEGIN)
+    _text_markers = (*SECTION_BEGINS, CALL_BEGIN, *SECTION_ENDS, THINK, THINK_END)
+    _reasoning_exits = (*SECTION_BEGINS, CALL_BEGIN)
 
     def __init__(self, tools: list[dict[str, Any]] | None = None, thinking: bool = False) -> None:
         super().__init__(tools, thinking)
@@ -87,7 +94,7 @@ class Parser(ThinkTextMachine):
     # ---------------------------------------------------------------- states
 
     def _on_text_marker(self, marker: str) -> None:
-        if marker == SECTION_BEGIN:
+        if marker in SECTION_BEGINS:
             self._in_section = True
             self._state = _SECTION
         elif marker == CALL_BEGIN:  # a call without a section
@@ -113,10 +120,11 @@ class Parser(ThinkTextMachine):
             self._buf = rest[len(CALL_BEGIN) :]
             self._begin_id()
             return True
-        if rest.startswith(SECTION_END):
-            self._buf = rest[len(SECTION_END) :]
+        end = next((e for e in SECTION_ENDS if rest.startswith(e)), None)
+        if end is not None:
+            self._buf = rest[len(end) :]
             return self._back_to_text()
-        if CALL_BEGIN.startswith(rest) or SECTION_END.startswith(rest):
+        if any(marker.startswith(rest) for marker in (CALL_BEGIN, *SECTION_ENDS)):
             return False
         self._state = TEXT  # not a call: content
         return True
@@ -178,7 +186,7 @@ SPEC = FormatSpec(
     description="Kimi K2: <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}...",
     parser=Parser,
     thinking=True,
-    markers=Markers(leak=(SECTION_BEGIN, SECTION_END, CALL_BEGIN, ARGUMENT_BEGIN, CALL_END), markup=(r"</?think>",)),
+    markers=Markers(leak=(*SECTION_BEGINS, *SECTION_ENDS, CALL_BEGIN, ARGUMENT_BEGIN, CALL_END), markup=(r"</?think>",)),
     write=write,
     envelopes=(
         Envelope(grammar_call, layout=CallsLayout(open=lit(SECTION_BEGIN), close=lit(SECTION_END)), content=True),

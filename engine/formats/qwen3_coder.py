@@ -20,12 +20,14 @@ mapper builds them (``common/chat-peg-parser.cpp``), but strictly append-only
 * ``"KEY":`` (``,"KEY":`` from the second parameter on) once ``<parameter=KEY>`` is complete;
 * a ``string`` value (schema type from the request's tools): ``"`` when the value starts, then the
   text JSON-escaped as it arrives, the closing ``"`` only once the closer was seen;
-* a value of any other declared type (integer, number, boolean, object, array, null): the raw
-  text as it arrives, unquoted (``{"n":1`` then ``{"n":12``); a Python literal (``True``,
-  ``False``, ``None``) is held while it could be one and written as ``true``/``false``/``null``;
+* a value of a declared scalar type (integer, number, boolean, null): the raw text as it
+  arrives, unquoted (``{"n":1`` then ``{"n":12``); a Python literal (``True``, ``False``,
+  ``None``) is held while it could be one and written as ``true``/``false``/``null``;
+* a declared ``object`` or ``array``: read as a Python literal, of which JSON is all but a
+  subset, and streamed as JSON (``{'a': None, 'b': (1,)}`` is ``{"a": null, "b": [1]}``);
 * a value whose type the tools do not declare: held until complete, then written once, raw if
-  it parses as a JSON number/true/false/null/object/array (a Python literal as its JSON), else
-  as a JSON string. Never guessed and revised;
+  it parses as a JSON number/true/false/null/object/array (a Python literal, a Python dict,
+  list or tuple as its JSON), else as a JSON string. Never guessed and revised;
 * ``}`` at ``</function>`` (llama.cpp closes the call at its TOOL_CLOSE tag, ``</function>``).
 
 ``</parameter>`` closes a value only when ``</function>``, ``</tool_call>`` or the next

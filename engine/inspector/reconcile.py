@@ -94,6 +94,36 @@ def finish_badge(finish_reason: str | None, finish_cause: str, violations: list[
     return "no finish_reason (no finish chunk sent)"
 
 
+@dataclass(frozen=True, slots=True)
+class ClientAssembly:
+    """What one client profile ended with for a call (a capture's ``CallReport.clients``), for the pane."""
+
+    profile: str
+    matches: bool
+    id: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+    error: str | None = None  # the exception it raised, if it did
+
+    @property
+    def outcome(self) -> str:
+        """``assembled it right``, ``raised TypeError: ...`` or ``assembled another call``."""
+        if self.error:
+            return f"raised {self.error}"
+        return "assembled it right" if self.matches else "assembled another call"
+
+
+def client_assemblies(clients: list[dict]) -> list[ClientAssembly]:
+    """The report's per-profile dicts as rows (unknown keys ignored: the report may grow)."""
+    rows = []
+    for c in clients:
+        if not isinstance(c, dict):
+            continue
+        rows.append(ClientAssembly(str(c.get("profile", "?")), bool(c.get("matches")), c.get("id"), c.get("name"),
+                                   c.get("arguments"), c.get("error")))
+    return rows
+
+
 @dataclass(slots=True)
 class CallVerdict:
     index: int
@@ -106,6 +136,13 @@ class CallVerdict:
     first_delta_step: int | None
     diff: list[DiffPiece] = field(default_factory=list)
     unit: str = "step"  # what first_delta_step counts (token, byte, char)
+    #: What each client profile assembled (a capture judged by real clients; empty otherwise).
+    clients: list[ClientAssembly] = field(default_factory=list)
+
+    @property
+    def clients_summary(self) -> str:
+        """``openai-python ✓ · naive ✗``, or empty when no client judged the call."""
+        return " · ".join(f"{c.profile} {'✓' if c.matches else '✗'}" for c in self.clients)
 
     @property
     def verdict(self) -> str:
@@ -174,6 +211,7 @@ def reconcile(analysis: Analysis, held: HeldText | None = None) -> Reconciliatio
                 call.first_delta.step,
                 char_diff(call.streamed_arguments, call.final_arguments or ""),
                 analysis.unit,
+                client_assemblies(call.clients),
             )
         )
     sent = {c.index for c in analysis.calls}

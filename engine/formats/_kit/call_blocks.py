@@ -61,6 +61,8 @@ class CallBlockParser(TrimmedReasoning):
     think: ClassVar[tuple[str, str] | None] = None
     #: The marker before the calls' JSON array.
     block_open: ClassVar[str] = ""
+    #: Other spellings of that marker that open the array the same way (Granite 3.1's plain ``<tool_call>``).
+    block_open_alternates: ClassVar[tuple[str, ...]] = ()
     #: The marker after it ("" when the array ends the block).
     block_close: ClassVar[str] = ""
     #: Markers removed from content and reasoning.
@@ -79,13 +81,16 @@ class CallBlockParser(TrimmedReasoning):
         super().__init_subclass__(**kwargs)
         spans = tuple(open_ for open_, _ in cls.dropped_spans)
         think = cls.think or ("", "")
-        cls._content_markers = tuple(m for m in (cls.block_open, *think, *cls.dropped, *spans) if m)
+        cls._content_markers = tuple(
+            m for m in (cls.block_open, *cls.block_open_alternates, *think, *cls.dropped, *spans) if m
+        )
         cls._reasoning_markers = tuple(m for m in (think[1], *cls.dropped, *spans) if m)
         cls._span_ends = dict(cls.dropped_spans)
 
     def __init__(self, tools: list[dict[str, Any]] | None = None, *, thinking: bool = False) -> None:
         super().__init__(tools, _REASONING if thinking and self.think else _CONTENT)
         self._array: CallArrayScan | None = None
+        self._opened_with = self.block_open  # the opener of the array being read
         self._span_open = ""  # the dropped span being read: its opener, closer and text so far
         self._span_end = ""
         self._span_text = ""
@@ -120,7 +125,8 @@ class CallBlockParser(TrimmedReasoning):
             return text, len(text)
         at, marker = found
         after = at + len(marker)
-        if marker == self.block_open:
+        if marker == self.block_open or marker in self.block_open_alternates:
+            self._opened_with = marker
             self._state = _BLOCK
             self._array = CallArrayScan(self, self.element)
         elif self.think and marker == self.think[0]:
@@ -192,7 +198,7 @@ class CallBlockParser(TrimmedReasoning):
         """The array stopped being calls: with no call yet its marker is released as content and its text
         read again; after a call the rest of the block is dropped to its closer, or is content."""
         if scan.status == NOT_A_CALL:
-            self._content(self.block_open)
+            self._content(self._opened_with)
             self._state = _CONTENT
         else:
             self._state = _SKIP_BLOCK if self.block_close else _CONTENT

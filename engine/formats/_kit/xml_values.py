@@ -14,10 +14,15 @@ DeepSeek V3.2's DSML). This module holds what they share:
   closed; any other declared type is its raw text, unquoted, as it arrives
   (``{"n":1`` then ``{"n":12``), except that a Python literal (``True``,
   ``False``, ``None``, which models write for booleans and null) is held while it
-  could still be one and written as ``true``/``false``/``null``; a value whose
-  type is unknown is held until complete, then written once: a Python literal
-  as JSON, raw if it is a JSON number/true/false/null/object/array, else as a
-  JSON string. Never guessed and revised.
+  could still be one and written as ``true``/``false``/``null``. A declared
+  ``object`` or ``array`` is read as a Python literal, of which JSON is all but a
+  subset (:class:`LiteralValue`): ``{'a': None, 'b': (1, True)}`` streams as
+  ``{"a": null, "b": [1, true]}``, a JSON value as itself in ``json.dumps``'s
+  spelling (vLLM falls back to ``ast.literal_eval`` for such values). A value
+  whose type is unknown is held until complete, then written once: a Python
+  literal as JSON, raw if it is a JSON number/true/false/null/object/array, a
+  Python container literal as its JSON, else as a JSON string. Never guessed and
+  revised.
 * :class:`ValueEnd` decides whether a value's closing tag really closes it: the
   closer counts only when what follows it (after whitespace) continues the call
   (the next parameter's opening tag or the call's closer). The schema helps tell
@@ -32,13 +37,16 @@ DeepSeek V3.2's DSML). This module holds what they share:
 
 from __future__ import annotations
 
+import ast
 import json
+from collections.abc import Callable
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any
 
 from callscope.engine.core.json_text import is_json
 from callscope.engine.formats._kit.marker_search import held_back_from
 from callscope.engine.formats._kit.parser import declared_type
+from callscope.engine.formats._kit.python_args import PythonArgsScan
 
 if TYPE_CHECKING:
     from callscope.engine.formats._kit.parser import FormatParser
@@ -47,6 +55,9 @@ if TYPE_CHECKING:
 STRING = "string"
 RAW = "raw"
 HELD = "held"
+LITERAL = "literal"
+#: Longest held value read as a Python container literal (bounds ``ast.literal_eval``).
+LITERAL_LIMIT = 64 * 1024
 
 #: Longest parameter name accepted after a closer (bounds the hold-back).
 NAME_LIMIT = 256
@@ -91,7 +102,96 @@ def value_mode(kind: str | None) -> str:
     """How a value of declared JSON type ``kind`` (None: unknown) is written."""
     if kind is None:
         return HELD
+    if kind in ("object", "array"):
+        return LITERAL
     return STRING if kind == "string" else RAW
+
+
+def python_container(text: str) -> str | None:
+    """The JSON of ``text`` when it is a Python dict/list/tuple literal (``{'a': None}``), else None."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[(" or len(stripped) > LITERAL_LIMIT:
+        return None
+    try:
+        value = ast.literal_eval(stripped)
+        return json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list, tuple)) else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+class LiteralValue:
+    """One object/array value written as JSON or as a Python literal, streamed as JSON, append-only.
+
+    The value is scanned as the only keyword argument of a Python call (``v=VALUE)``), with
+    the scan's own ``{"v": `` and final ``}`` cut off: every piece the scan emits is final.
+    Quotes are strict (a quote of the string's kind closes it), as in JSON. A value that is
+    no literal falls back: before any of it went out, it becomes a JSON string of its text;
+    after, the rest goes out raw, as it was written.
+    """
+
+    __slots__ = ("_closing", "_fallback", "_said", "_say", "_scan", "_seen", "_skip")
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self._say = say
+        self._closing: list[str] | None = None
+        self._skip: str | None = ""  # the scan's own head, until it is complete
+        self._said = False  # some of the value went out
+        self._seen: list[str] = []  # the value's text, until some of it went out
+        self._fallback: str | None = None  # "string" or "raw" once the scan broke
+        self._scan = PythonArgsScan(self._emit, lenient=False)
+        self._scan.feed("v=")
+
+    def _emit(self, piece: str) -> None:
+        if self._closing is not None:
+            self._closing.append(piece)
+        elif self._skip is not None:  # the scan's "{" and '"v": ' are not the value
+            self._skip += piece
+            if self._skip.endswith('": '):
+                self._skip = None
+        elif piece:
+            self._said = True
+            self._seen = []
+            self._say(piece)
+
+    def text(self, piece: str) -> None:
+        if self._fallback is not None:
+            self._say(escape(piece) if self._fallback == STRING else piece)
+            return
+        if not self._said:
+            self._seen.append(piece)
+        stop = self._scan.feed(piece)
+        if self._scan.broken:
+            self._break(piece[stop:])
+
+    def _break(self, rest: str) -> None:
+        if self._said:
+            self._fallback = RAW
+            self._say(rest)
+        else:
+            self._fallback = STRING
+            self._say('"' + escape("".join(self._seen)))
+        self._seen = []
+
+    def close(self) -> None:
+        """The value is complete: what the scan held goes out, without the call's closing brace."""
+        if self._fallback is None:
+            self._closing = []
+            self._scan.feed(")")
+            tail = "".join(self._closing)
+            if self._scan.broken:
+                self._closing = None
+                self._break("")
+            else:
+                self._say(tail[:-1] if tail.endswith("}") else tail)
+        if self._fallback == STRING:
+            self._say('"')
+
+    def truncate(self) -> None:
+        """The generation ended inside the value: what was written goes out, nothing is invented."""
+        if self._fallback is None:
+            self._closing = []
+            self._scan.finish()
+            self._say("".join(self._closing))
 
 
 def function_parameters(tools: list[dict[str, Any]], function_name: str) -> dict[str, Any]:
@@ -107,7 +207,7 @@ def function_parameters(tools: list[dict[str, Any]], function_name: str) -> dict
 class TypedArguments:
     """The JSON arguments of one open call, written append-only as its parameters arrive."""
 
-    __slots__ = ("_closed", "_head", "_held", "_index", "_keys", "_mode", "_parser", "_props")
+    __slots__ = ("_closed", "_head", "_held", "_index", "_keys", "_literal", "_mode", "_parser", "_props")
 
     def __init__(self, parser: FormatParser, index: int, function_name: str) -> None:
         self._parser = parser
@@ -121,6 +221,7 @@ class TypedArguments:
         self._mode = STRING
         self._held: list[str] = []  # a held value's text (HELD), or a raw value's undecided head (RAW)
         self._head = False  # RAW: still holding a head that may be a Python literal
+        self._literal: LiteralValue | None = None  # LITERAL: the value being scanned
         parser._arguments(index, "{")
 
     def accepts(self, name: str) -> bool:
@@ -147,6 +248,7 @@ class TypedArguments:
         self._say(prefix + json.dumps(key, ensure_ascii=False) + ":" + ('"' if self._mode == STRING else ""))
         self._held = []
         self._head = self._mode == RAW
+        self._literal = LiteralValue(self._say) if self._mode == LITERAL else None
 
     def text(self, piece: str) -> None:
         """More of the current value's raw text."""
@@ -157,6 +259,8 @@ class TypedArguments:
             self._say(escape(piece))
         elif mode == HELD:
             self._held.append(piece)
+        elif self._literal is not None:
+            self._literal.text(piece)
         elif not self._head:
             self._say(piece)
         else:
@@ -174,8 +278,11 @@ class TypedArguments:
             self._say('"')
         elif mode == HELD:
             text = "".join(self._held)
-            literal = python_literal(text) or json_literal(text)
+            literal = python_literal(text) or json_literal(text) or python_container(text)
             self._say(literal if literal is not None else json.dumps(text, ensure_ascii=False))
+        elif self._literal is not None:
+            self._literal.close()
+            self._literal = None
         elif self._head:
             head = "".join(self._held)
             self._say(python_literal(head) or head)
@@ -188,6 +295,9 @@ class TypedArguments:
             text = "".join(self._held)
             literal = python_literal(text) or json_literal(text)
             self._say(literal if literal is not None else '"' + escape(text))
+        elif self._literal is not None:
+            self._literal.truncate()
+            self._literal = None
         elif self._mode == RAW and self._head:
             head = "".join(self._held)
             self._say(python_literal(head) or head)
