@@ -58,6 +58,12 @@ def test_live_run_keeps_the_event_loop_responsive_and_stop_ends_it(live_window, 
     with qtbot.waitSignal(window.runs.ended, timeout=180000) as ended:
         assert window.start_run(_values(2000, seed=3))
         qtbot.waitUntil(lambda: window.runs.tokens_received >= 5, timeout=120000)
+        # the Client view was hidden while the run grew (it indexes nothing then); shown, it catches up at once
+        pane = window.client_view
+        assert not pane.isVisible()
+        window.tabs.setCurrentWidget(pane)
+        assert pane.isVisible() and pane.scene is not None and pane.scene.live
+        assert len(pane.view.streaming.steps) == len(window.session.current.chunks) > 1
         window.stop_run()
     stopped = ended.args[0]
     assert stopped.finish_cause == "cancelled" and 5 <= stopped.step_count < 2000

@@ -201,9 +201,7 @@ class ClientViewPane(QWidget):
         self.refresh()
 
     def _grew(self, _text: str) -> None:
-        if self.view is not None:
-            self.view.sync()
-        self.refresh()
+        self.refresh()  # indexes the new chunks only when on screen: a hidden tab costs a live frame nothing
 
     def _cursor(self, _index: int) -> None:
         self.refresh()
@@ -220,6 +218,7 @@ class ClientViewPane(QWidget):
         if self.view is None or state is None:
             self.headline.setText("Open a source to see what a chat client receives.")
             return
+        self.view.sync()  # catches up on every chunk since the last time it was shown
         self.scene = scene = self.view.at(state.cursor)
         self.headline.setText(scene.headline)
         self.streaming.show_panel(scene.streaming)
