@@ -126,3 +126,11 @@ def test_one_write_file_workload_feeds_the_benches():
     assert 4000 < len(json.dumps(args)) < 4200 and "\\n" in json.dumps(args)
     assert len(workload.filler(1234)) == 1234 and "\\" not in json.dumps(workload.filler(500))
     assert workload.WRITE_FILE_TOOLS[0]["function"]["name"] == workload.WRITE_FILE
+
+
+def test_the_cli_summary_of_bench_names_every_bench():
+    """`callscope --help` lists the benches without importing them (the CLI starts lazily): keep it true."""
+    from callscope.cli import COMMANDS
+
+    summary = COMMANDS["bench"][1]
+    assert all(name in summary for name in benchmarks.NAMES), summary

@@ -1,4 +1,4 @@
-"""`callscope bench parse|template|replay|decode|gui|capture|cli|all`: the speed and memory benchmarks.
+"""`callscope bench NAME|all`: the speed and memory benchmarks (their names: ``callscope.benchmarks.NAMES``).
 
 The benches themselves live in :mod:`callscope.benchmarks` (the top-level ``benchmarks/``
 folder), outside the product code; this verb only dispatches to them. Each bench is a
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     listing = "; ".join(f"{name}: {benchmarks.module(name).WHAT}" for name in benchmarks.NAMES)
     p = sub.add_parser(
         "bench",
-        help="run a benchmark (parse, template, replay, decode, gui, capture, cli, all)",
+        help=f"run a benchmark ({', '.join(benchmarks.NAMES)}, all)",
         description=f"Speed and memory benchmarks. {listing}. `callscope bench NAME --help` lists a bench's options.",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
