@@ -4,7 +4,8 @@ Measures, side by side in one run:
 - window shown: wall time from launching ``callscope gui FILE`` to the window on screen (median of 3);
 - replay as fast as possible: the trace's steps pushed through the live path (the decode worker's
   token buffer and cross-thread signal, analysed on the GUI thread, panes redrawn at most once per frame), with a
-  1 ms heartbeat timer measuring event-loop stalls (p99 and max) and the redraw count;
+  1 ms heartbeat timer measuring event-loop stalls (p99 and max) and the redraw count; three rounds, their
+  stalls pooled (one round is ~170 event-loop turns, too few for a p99 that is not just the 2nd-worst turn);
 - playback at "max" speed over the loaded trace (stalls again);
 - cursor jumps: median / p90 / max time to show an arbitrary step (state change, every pane
   redrawn, events processed), and a drag across the whole trace.
@@ -73,9 +74,11 @@ class StallMeter:
         self._timer.timeout.connect(self._shot)
         self._last = 0
 
-    def start(self) -> None:
-        self.gaps.clear()
-        self.cpu_gaps.clear()
+    def start(self, keep: bool = False) -> None:
+        """Start measuring; ``keep``: add to the stalls measured so far (another round)."""
+        if not keep:
+            self.gaps.clear()
+            self.cpu_gaps.clear()
         self._clock.start()
         self._last = self._clock.nsecsElapsed()
         self._cpu = time.thread_time()
@@ -88,11 +91,17 @@ class StallMeter:
         self.cpu_gaps.append((cpu - self._cpu) * 1000.0)
         self._last, self._cpu = now, cpu
 
-    def stop(self) -> dict[str, float]:
+    def pause(self) -> None:
         self._timer.stop()
         self._shot()
+
+    def stop(self) -> dict[str, float]:
+        self.pause()
+        return self.summary()
+
+    def summary(self) -> dict[str, float]:
         return {"p99_stall_ms": round(_percentile(self.gaps, 0.99), 2), "max_stall_ms": round(max(self.gaps or [0.0]), 2),
-                "cpu_p99_stall_ms": round(_percentile(self.cpu_gaps, 0.99), 2)}
+                "cpu_p99_stall_ms": round(_percentile(self.cpu_gaps, 0.99), 2), "turns": len(self.gaps)}
 
 
 def measure_shown(trace: Path, runs: int = 3) -> float:
@@ -114,8 +123,8 @@ def measure_shown(trace: Path, runs: int = 3) -> float:
     return statistics.median(times) if times else float("nan")
 
 
-def _live_replay(app, window, trace_path: Path) -> dict[str, Any]:
-    """Push every step through the worker-signal path as fast as a thread can emit them."""
+def _live_replay(app, window, trace_path: Path, rounds: int = 3) -> dict[str, Any]:
+    """Push every step through the worker-signal path as fast as a thread can emit them, ``rounds`` times."""
     from PySide6.QtCore import QObject, QThread, Signal, Slot
 
     from callscope.engine.analysis.analyzer import SourceInfo
@@ -138,30 +147,37 @@ def _live_replay(app, window, trace_path: Path) -> dict[str, Any]:
                 if buffer.push(step.data, float(step.ms or 0.0), i):
                     self.tokensReady.emit()
 
-    controller._on_prepared(RunPlan(SourceInfo("trace", str(trace_path), "hermes", "incremental"), "hermes", None,
-                                    "bench-live", 0, "bench"))
-    redraws_before = window.session.redraws
-    thread = QThread()
-    emitter = Emitter()
-    emitter.moveToThread(thread)
-    emitter.tokensReady.connect(controller._on_tokens_ready)
-    thread.started.connect(emitter.run)
     meter = StallMeter()
-    meter.start()
-    began = time.perf_counter()
-    thread.start()
-    while controller.tokens_received < len(trace.steps) or controller._pending:
+    frames, elapsed, worst = 0, 0.0, []
+    for round_ in range(rounds):
+        buffer.clear()
+        controller._begin(None)  # what RunController.start does before the worker's first signal
+        controller._on_prepared(RunPlan(SourceInfo("trace", str(trace_path), "hermes", "incremental"), "hermes", None,
+                                        f"bench-live-{round_}", 0, "bench"))
         app.processEvents()
-    controller.drain()
-    window.session.flush()
-    app.processEvents()
-    elapsed = time.perf_counter() - began
-    stalls = meter.stop()
-    thread.quit()
-    thread.wait()
-    frames = window.session.redraws - redraws_before
-    return {"steps": len(trace.steps), "seconds": round(elapsed, 2), "redraws": frames,
-            "redraws_per_s": round(frames / elapsed, 1), **stalls}
+        redraws_before = window.session.redraws
+        thread = QThread()
+        emitter = Emitter()
+        emitter.moveToThread(thread)
+        emitter.tokensReady.connect(controller._on_tokens_ready)
+        thread.started.connect(emitter.run)
+        turns_before = len(meter.gaps)
+        meter.start(keep=True)
+        began = time.perf_counter()
+        thread.start()
+        # until the last growth has reached the panes through the event loop, as in a real run
+        while controller.tokens_received < len(trace.steps) or controller._pending or window.session.growth_pending:
+            app.processEvents()
+        elapsed += time.perf_counter() - began
+        meter.pause()
+        worst.append(round(max(meter.gaps[turns_before:] or [0.0]), 2))
+        thread.quit()
+        thread.wait()
+        frames += window.session.redraws - redraws_before
+        controller._conclude(controller.analyzer.finish("stop"), "bench live run")  # as the worker's finish does
+    return {"steps": len(trace.steps), "rounds": rounds, "seconds": round(elapsed / rounds, 2),
+            "redraws": round(frames / rounds), "redraws_per_s": round(frames / elapsed, 1), **meter.summary(),
+            "max_stall_per_round_ms": worst}
 
 
 def _playback(app, window) -> dict[str, Any]:

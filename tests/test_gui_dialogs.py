@@ -188,12 +188,12 @@ def test_dense_lanes_draw_one_tick_per_pixel_and_zoom_brings_every_tick_back(qtb
     make_trace(trace, steps=5000)
     window = make_window(qtbot, tmp_path, monkeypatch, trace)
     state = window.session.state
-    ticks = window.timeline._series[("tokens", "token")]
+    ticks = window.timeline.tick_marks()[("tokens", "token")]
     width = window.timeline.plot.getPlotItem().getViewBox().width()
     assert window.timeline.drawn()[("tokens", "token")] == 5000  # the lane holds every token...
-    assert len(ticks.getData()[0]) // 2 <= width + 2  # ...and draws at most one per pixel column
+    assert len(ticks.drawn_xs()) <= width + 2  # ...and draws at most one per pixel column
     window.timeline.plot.getPlotItem().getViewBox().setXRange(state.timebase.x(100), state.timebase.x(119), padding=0)
-    assert 20 <= len(ticks.getData()[0]) // 2 <= 22  # zoomed in: each token in view has its own tick
+    assert 20 <= len(ticks.drawn_xs()) <= 22  # zoomed in: each token in view has its own tick
 
 
 def test_gui_verb_rejects_bad_arguments(tmp_path):

@@ -22,14 +22,11 @@ BATCH = 150
 
 def _stale_lanes(timeline) -> list[tuple[str, str]]:
     """Tick series whose drawn ticks are not the ones the current view range picks from all their marks."""
-    from callscope.panes.timeline import _tick_points
+    from callscope.panes.tick_marks import visible_ticks
 
-    stale = []
-    for key, (xs, y, height) in timeline._ticks_data.items():
-        drawn, _ = timeline._series[key].getData()
-        if not np.array_equal(drawn, _tick_points(timeline._visible_ticks(xs), y, height)[0]):
-            stale.append(key)
-    return stale
+    view = timeline._view_span()
+    return [key for key, marks in timeline.tick_marks().items()
+            if not np.array_equal(marks.drawn_xs(), visible_ticks(marks.xs, view))]
 
 
 def test_live_growth_past_the_range_repicks_every_tick_lane(qtbot, tmp_path, monkeypatch):

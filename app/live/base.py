@@ -33,6 +33,7 @@ from PySide6.QtCore import QEventLoop, QObject, QTimer, Signal
 
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.analysis.live import LiveAnalysis
+from callscope.engine.core.bulk import FullCollectionHold
 from callscope.engine.inspector.sources import AnalysisSource
 from callscope.models.session import InspectorSession
 from callscope.ui.frame_throttle import FrameThrottle
@@ -91,8 +92,9 @@ class LiveController(QObject, Generic[Item]):
         self._pending: list[Item] = []
         self._before: tuple | None = None
         self._feed = FrameThrottle(self._flush, parent=self)
+        self._gc_hold = FullCollectionHold()  # no full GC pause while the stream grows (see engine.core.bulk)
         # The next feed waits for the panes to have drawn this one: analysis and redraw never share a turn.
-        session.grew.connect(self._after_growth)
+        session.growthShown.connect(self._after_growth)
 
     @property
     def running(self) -> bool:
@@ -121,6 +123,7 @@ class LiveController(QObject, Generic[Item]):
         self.received = 0
         self._pending.clear()
         self._running = True
+        self._gc_hold.hold()
         self.started.emit()
 
     def _next_recording(self) -> str:
@@ -161,7 +164,7 @@ class LiveController(QObject, Generic[Item]):
             self._feed.request()  # nothing to draw (no stream shown): feed on
         self.progress.emit(self._progress_text())
 
-    def _after_growth(self, _text: str) -> None:
+    def _after_growth(self) -> None:
         """The panes were told about the last feed: the rest of a burst is fed on a later turn.
 
         Feeding and redrawing in the same event-loop turn would add their costs into one stall;
@@ -209,6 +212,7 @@ class LiveController(QObject, Generic[Item]):
         self._feed.cancel()
         self._pending.clear()
         self._running = False
+        self._gc_hold.release()
 
     def _shows_nothing(self) -> bool:
         """The panes show this stream and it has no step: nothing worth keeping on screen."""

@@ -27,6 +27,8 @@ class InspectorSession(QObject):
     hoverChanged = Signal(int)
     #: A live run grew (throttled): panes append what is new.
     grew = Signal(str)
+    #: A growth has reached every pane (``grew``, then ``cursorChanged`` a turn later): a live feed may go on.
+    growthShown = Signal()
     #: A chunk was picked in the deltas table: the text pane highlights what produced it.
     chunkPicked = Signal(int)
     #: The shown stream's bookmarks changed (the timeline draws them).
@@ -44,6 +46,8 @@ class InspectorSession(QObject):
         self._redraw = FrameThrottle(self._emit_cursor, parent=self)
         self._hover = FrameThrottle(self._emit_hover, parent=self)
         self._growth = FrameThrottle(self._emit_growth, parent=self)
+        # The cursor half of a growth goes out on the next event-loop turn (see _emit_growth).
+        self._growth_cursor = FrameThrottle(self._emit_growth_cursor, interval_ms=0, parent=self)
         self._grown_text: list[str] = []
 
     # ------------------------------------------------------------ loading
@@ -112,6 +116,7 @@ class InspectorSession(QObject):
         self._redraw.cancel()
         self._hover.cancel()
         self._growth.cancel()
+        self._growth_cursor.cancel()
         self._grown_text.clear()
         self.run_index = index
         self.state = InspectorState(self.analyses[index])
@@ -150,15 +155,26 @@ class InspectorSession(QObject):
 
     @property
     def growth_pending(self) -> bool:
-        """Live growth is waiting for its frame (``grew`` follows)."""
-        return self._growth.pending
+        """Live growth is waiting for its frame (``grew`` or its ``cursorChanged`` follows)."""
+        return self._growth.pending or self._growth_cursor.pending
 
     def _emit_growth(self) -> None:
+        """A growth reaches the panes in two event-loop turns: ``grew`` now, ``cursorChanged`` on the next.
+
+        Qt repaints what a turn changed right after it, so a turn costs its panes' updates plus their
+        repaint. ``grew`` moves the lanes and appends text; ``cursorChanged`` re-renders the panes that show
+        the cursor's step (parse, deltas). Sent together they made one 20-30 ms turn at full speed; apart,
+        each is a few ms, and input (a click on Stop) is handled between them.
+        """
         text = "".join(self._grown_text)
         self._grown_text.clear()
         self.grew.emit(text)
+        self._growth_cursor.request()
+
+    def _emit_growth_cursor(self) -> None:
         if self.state is not None:
             self.cursorChanged.emit(self.state.cursor)
+        self.growthShown.emit()
 
     # ------------------------------------------------------------ cursor
 
@@ -188,6 +204,7 @@ class InspectorSession(QObject):
     def flush(self) -> None:
         """Deliver pending redraws now (tests, benchmarks, screenshots)."""
         self._growth.flush()
+        self._growth_cursor.flush()
         self._redraw.flush()
         self._hover.flush()
 

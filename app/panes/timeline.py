@@ -7,7 +7,9 @@ never past the data; a zoomed view follows the cursor (playback, stepping).
 Hovering shows a dashed line and a preview of that position without moving the
 cursor. Right-click (or View) fits the whole stream or zooms around the cursor.
 Bookmarks are flags on the plot. Dense kinds (tokens, argument fragments,
-content) are drawn as one tick-line item per kind so 20,000 tokens cost one item.
+content) are drawn as tick lines, a settled item and a growing tail per kind
+(:mod:`callscope.panes.tick_marks`), so 20,000 tokens cost two items and a live
+frame repaints only where the stream grew.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from PySide6.QtWidgets import QGraphicsItem, QLabel, QMenu, QVBoxLayout, QWidget
 
 from callscope.engine.inspector.lanes import ATOMIC, PARSE, TOKENS, VIOLATIONS, WIRE
 from callscope.models.session import InspectorSession
+from callscope.panes.tick_marks import GrowingBar, TickMarks, ViewSpan, cache_item
+from callscope.panes.timeline_grid import GridLines
 from callscope.ui import theme
 
 #: The lane-label axis is at least this wide (px), and wider when a lane's title needs it.
@@ -33,8 +37,9 @@ FIT_PAD = 0.02
 ZOOM_FRACTION = 0.1
 #: A followed cursor is kept this far inside the view's edges (fraction of the view).
 FOLLOW_MARGIN = 0.08
-#: A live view reaches this far past the stream (times its span), so the range changes every quarter, not every frame.
-LIVE_HEADROOM = 1.25
+#: A live view reaches this far past the stream (times its span): the range doubles when the stream fills it, so a
+#: 20,000-token run changes it a dozen times, not every frame (each change repaints the whole plot).
+LIVE_HEADROOM = 2.0
 #: x span shown for a timed stream before its first step (prompt evaluation): one second, not ±0.5 ms.
 EMPTY_SPAN_MS = 1000.0
 #: kind -> (symbol or None for a tick line, size, colour) per lane
@@ -134,20 +139,21 @@ class TimelineView(QWidget):
         item = self.plot.getPlotItem()
         item.setMenuEnabled(False, enableViewBoxMenu=True)  # right-click: our menu (TimelineViewBox)
         item.hideButtons()
-        item.showGrid(x=True, y=False, alpha=0.15)
+        self.grid = GridLines(item, -0.8, 4.8)  # not the axis's own grid: see timeline_grid
         item.setMouseEnabled(x=True, y=False)
         item.getViewBox().setLimits(yMin=-0.8, yMax=4.8)
         item.setYRange(-0.6, 4.6, padding=0)
         item.getAxis("left").setWidth(LANE_AXIS_MIN_WIDTH)
         item.getAxis("left").setStyle(tickLength=0)
         item.getAxis("bottom").enableAutoSIPrefix(False)  # "time (ms)", never "time (ms) (x0.001)"
+        _cache_axes(item)
         self._items: list[pg.GraphicsObject] = []  # annotations, redrawn whole (a finished stream's few labels)
-        self._call_items: dict[int, tuple[pg.PlotDataItem, pg.TextItem | None]] = {}  # per call: its bar, its label
+        self._call_items: dict[int, tuple[GrowingBar, pg.TextItem | None]] = {}  # per call: its bar, its label
         self._arrays: dict[tuple[str, str], np.ndarray] = {}  # each series' xs as an array, grown in place
         self._drawn_counts: dict[tuple[str, str], int] = {}  # marks each series' item holds
         self._user_range = False  # the user zoomed or panned: live growth no longer refits the view
-        self._series: dict[tuple[str, str], pg.GraphicsObject] = {}  # one item per (lane, kind)
-        self._ticks_data: dict[tuple[str, str], tuple[np.ndarray, float, float]] = {}  # all ticks of a tick series
+        self._series: dict[tuple[str, str], pg.ScatterPlotItem] = {}  # one item per (lane, kind) of glyphs
+        self._ticks: dict[tuple[str, str], TickMarks] = {}  # one per (lane, kind) of dense ticks
         self._growing = False  # inside _grew: a range change's tick refresh waits for the new data (_ticks_stale)
         self._ticks_stale = False
         self.cursor_line = pg.InfiniteLine(angle=90, movable=True)
@@ -167,6 +173,7 @@ class TimelineView(QWidget):
         self.plot.left.connect(self._mouse_left)
         vb = self.plot.getPlotItem().getViewBox()
         vb.sigXRangeChanged.connect(lambda *_: self._refresh_ticks())
+        vb.sigResized.connect(lambda *_: self._refresh_ticks())  # as many ticks and grid lines as pixels allow
         vb.scrubbed.connect(self._scrubbed)
         vb.sigRangeChangedManually.connect(self._manual_range)  # the wheel, a Shift-drag
         vb.menuRequested.connect(self._show_menu)
@@ -196,6 +203,7 @@ class TimelineView(QWidget):
             axis = item.getAxis(name)
             axis.setPen(pg.mkPen(theme.BORDER))
             axis.setTextPen(pg.mkPen(theme.AXIS_TEXT))
+        self.grid.set_color(theme.AXIS_TEXT)
         self.cursor_line.setPen(pg.mkPen(theme.CURSOR, width=2))
         self.cursor_line.setHoverPen(pg.mkPen(theme.CURSOR_HOVER, width=3))
         self.hover_line.setPen(pg.mkPen(theme.HOVER, width=1, style=Qt.PenStyle.DashLine))
@@ -217,6 +225,7 @@ class TimelineView(QWidget):
         for name in ("left", "bottom"):
             item.showAxis(name, not empty)
         self.empty_label.setVisible(empty)
+        self.grid.set_visible(not empty)
         if empty:
             self.empty_label.setPos(0.5, 2.0)
             item.setXRange(0, 1, padding=0)
@@ -254,21 +263,22 @@ class TimelineView(QWidget):
 
     def _clear(self) -> None:
         item = self.plot.getPlotItem()
-        calls = [part for pair in self._call_items.values() for part in pair if part is not None]
-        for old in self._items + list(self._series.values()) + calls:
+        labels = [label for _bar, label in self._call_items.values() if label is not None]
+        for old in self._items + list(self._series.values()) + labels:
             item.removeItem(old)
+        for bar, _label in self._call_items.values():
+            bar.remove()
+        for marks in self._ticks.values():
+            marks.remove()
         self._call_items.clear()
         self._arrays.clear()
         self._drawn_counts.clear()
         self._items.clear()
         self._series.clear()
-        self._ticks_data.clear()
+        self._ticks.clear()
 
-    def _draw_lanes(self) -> set[tuple[str, str]]:
-        """Create or update one item per (lane, kind); call bars and labels are few and redrawn whole.
-
-        Returns the tick series whose ticks were picked for the current view range here.
-        """
+    def _draw_lanes(self) -> None:
+        """Create or update the items of each (lane, kind); call bars and labels are few and moved in place."""
         item = self.plot.getPlotItem()
         state = self.session.state
         assert state is not None
@@ -276,7 +286,7 @@ class TimelineView(QWidget):
             item.removeItem(old)
         self._items.clear()
         lanes = state.lanes
-        fresh: set[tuple[str, str]] = set()
+        view = self._view_span()
         labelled = len(lanes.calls) <= 24
         for span in lanes.calls.values():
             start = span.args_first_x if span.args_first_x is not None else span.opened_x
@@ -284,14 +294,13 @@ class TimelineView(QWidget):
             bar, label = self._call_items.get(span.index, (None, None))
             if bar is None:  # made once per call, then moved: a live frame re-creates nothing
                 color = theme.call_color(span.index)
-                bar = pg.PlotDataItem(pen=pg.mkPen(theme.qcolor(color, 170), width=4))
-                item.addItem(bar)
+                bar = GrowingBar(item, LANE_Y[PARSE] - 0.36, theme.qcolor(color, 170))
                 if labelled:
                     label = pg.TextItem("", color=color, anchor=(0, 0.5))
                     label.setFont(self._small_font())
                     item.addItem(label)
                 self._call_items[span.index] = (bar, label)
-            bar.setData([start, max(end, start)], [LANE_Y[PARSE] - 0.36] * 2)
+            bar.update(start, end)
             if label is not None:
                 text = f"call {span.index} · {span.name or '…'}"
                 if label.toPlainText() != text:
@@ -301,37 +310,31 @@ class TimelineView(QWidget):
         for key, lane in lanes.lanes.items():
             y = LANE_Y[key]
             for kind, series in lane.series.items():
-                if not len(series):
-                    continue
-                existing = self._series.get((key, kind))
-                if existing is not None and self._drawn_counts.get((key, kind)) == len(series):
-                    continue  # nothing new in this series since the last frame: its item stays as drawn
+                if not len(series) or self._drawn_counts.get((key, kind)) == len(series):
+                    continue  # nothing new in this series since the last frame: its items stay as drawn
                 xs = self._array((key, kind), series.xs)
                 self._drawn_counts[(key, kind)] = len(series)
                 if kind in TICK_KINDS:
-                    height = 0.25 if key == TOKENS else 0.18
-                    self._ticks_data[(key, kind)] = (xs, y, height)
-                    px, py = _tick_points(self._visible_ticks(xs), y, height)
-                    fresh.add((key, kind))
-                    if existing is not None:
-                        existing.setData(px, py)
-                        continue
-                    graphic = _ticks(px, py, _color(key, kind))
-                else:
-                    # the finish star sits above its lane: on the atomic lane it shares x with the emission square
-                    ys = np.full(len(xs), y + (FINISH_LIFT if kind == "finish" else 0.0))
-                    if existing is not None:
-                        existing.setData(xs, ys)
-                        continue
-                    symbol, size = SYMBOLS.get(kind, ("o", 8))
-                    graphic = pg.ScatterPlotItem(
-                        xs, ys, symbol=symbol, size=size, pen=pg.mkPen(theme.MARK_EDGE, width=1),
-                        brush=pg.mkBrush(_color(key, kind)), hoverable=False,
-                    )
-                    _cache(graphic)
+                    marks = self._ticks.get((key, kind))
+                    if marks is None:
+                        marks = TickMarks(item, y, 0.25 if key == TOKENS else 0.18, theme.qcolor(_color(key, kind), 210))
+                        self._ticks[(key, kind)] = marks
+                    marks.update(xs, view)
+                    continue
+                # the finish star sits above its lane: on the atomic lane it shares x with the emission square
+                ys = np.full(len(xs), y + (FINISH_LIFT if kind == "finish" else 0.0))
+                existing = self._series.get((key, kind))
+                if existing is not None:
+                    existing.setData(xs, ys)
+                    continue
+                symbol, size = SYMBOLS.get(kind, ("o", 8))
+                graphic = pg.ScatterPlotItem(
+                    xs, ys, symbol=symbol, size=size, pen=pg.mkPen(theme.MARK_EDGE, width=1),
+                    brush=pg.mkBrush(_color(key, kind)), hoverable=False,
+                )
+                cache_item(graphic)
                 self._series[(key, kind)] = graphic
                 item.addItem(graphic)
-        return fresh
 
     def _array(self, key: tuple[str, str], xs: list[float]) -> np.ndarray:
         """``xs`` as an array, converting only what a live stream added since the last frame (not all of it)."""
@@ -345,43 +348,31 @@ class TimelineView(QWidget):
 
     def drawn(self) -> dict[tuple[str, str], int]:
         """(lane, kind) -> how many marks the lane holds (tests, and a sanity check for live growth)."""
-        counts = {}
-        for key, graphic in self._series.items():
-            if key in self._ticks_data:
-                counts[key] = len(self._ticks_data[key][0])
-            else:
-                counts[key] = len(graphic.getData()[0])
+        counts = {key: len(graphic.getData()[0]) for key, graphic in self._series.items()}
+        counts.update({key: len(marks) for key, marks in self._ticks.items()})
         return counts
 
-    def _visible_ticks(self, xs: np.ndarray) -> np.ndarray:
-        """At most one tick per pixel column of the current view (20,000 tokens draw as ~1,200 lines).
+    def tick_marks(self) -> dict[tuple[str, str], TickMarks]:
+        """(lane, kind) -> its dense ticks (tests check what is drawn against the current view)."""
+        return dict(self._ticks)
 
-        Ticks closer than a pixel overlap on screen anyway; drawing each one made a
-        live frame of a long run cost 20+ ms of painting.
-        """
+    def _view_span(self) -> ViewSpan:
+        """The x range shown and the plot's width: which ticks are drawn depends on both."""
         vb = self.plot.getPlotItem().getViewBox()
         (x0, x1), _ = vb.viewRange()
-        width = max(1.0, vb.width())
-        if len(xs) <= width or x1 <= x0:
-            return xs
-        pixel = (x1 - x0) / width
-        shown = xs[(xs >= x0 - pixel) & (xs <= x1 + pixel)]
-        if len(shown) <= width:
-            return shown
-        _, first = np.unique(np.floor((shown - x0) / pixel), return_index=True)
-        return shown[first]
+        return ViewSpan(x0, x1, vb.width())
 
-    def _refresh_ticks(self, skip: set[tuple[str, str]] | frozenset = frozenset()) -> None:
-        """The view was zoomed or panned: re-pick which ticks to draw (except the ``skip`` series, picked already)."""
+    def _refresh_ticks(self) -> None:
+        """The view was zoomed, panned or widened: every lane draws its ticks for it, settled (see tick_marks)."""
         if self._growing:
-            self._ticks_stale = True  # a live frame moved the range: its _draw_lanes picks the grown series' ticks
+            self._ticks_stale = True  # a live frame moved the range: settle once its new data is in
             return
-        for key, (xs, y, height) in self._ticks_data.items():
-            if key in skip:
-                continue
-            graphic = self._series.get(key)
-            if graphic is not None:
-                graphic.setData(*_tick_points(self._visible_ticks(xs), y, height))
+        view = self._view_span()
+        self.grid.update(*view)
+        for marks in self._ticks.values():
+            marks.refit(view)
+        for bar, _label in self._call_items.values():
+            bar.settle()
 
     def _annotate_atomic(self) -> None:
         """Say in words what the atomic lane's lone marker means."""
@@ -404,16 +395,17 @@ class TimelineView(QWidget):
     def _grew(self, _text: str) -> None:
         """A live run grew: update each lane item's data and widen the x range (unless the user zoomed in).
 
-        The range grows by a quarter at a time, not every frame: a new range repaints both axes and every
-        lane, which at a frame per step was most of a live frame's cost.
+        The range doubles when the stream fills it, not every frame: a new range repaints the axis and
+        every lane, which at a frame per step was most of a live frame's cost. Between two changes only
+        the lanes' tails and the cursor are repainted (see tick_marks).
         """
         if self.session.state is None:
             return
         lo, hi = self._data_span()
         vb = self.plot.getPlotItem().getViewBox()
         (_x0, x1), _ = vb.viewRange()
-        # A range change here would re-pick every tick series at once, then _draw_lanes again for the grown
-        # ones (the slowest live frames did both): the refresh waits, and skips what _draw_lanes picked.
+        # A range change here would settle every tick lane at once, then _draw_lanes again for the grown ones
+        # (the slowest live frames did both): the refresh waits, and skips the lanes _draw_lanes settled.
         self._growing, self._ticks_stale = True, False
         try:
             if self._zoomed():
@@ -422,12 +414,12 @@ class TimelineView(QWidget):
                 ahead = lo + (hi - lo) * LIVE_HEADROOM
                 vb.setLimits(xMin=lo - (hi - lo) * FIT_PAD, xMax=ahead)
                 vb.setXRange(lo - (hi - lo) * FIT_PAD, ahead, padding=0)
-            fresh = self._draw_lanes()
+            self._draw_lanes()
         finally:
             self._growing = False
         if self._ticks_stale:
             self._ticks_stale = False
-            self._refresh_ticks(skip=fresh)
+            self._refresh_ticks()
 
     def _data_span(self) -> tuple[float, float]:
         """The x range of the stream; a timed stream with no step yet spans its first second."""
@@ -602,18 +594,11 @@ class TimelineView(QWidget):
         return self.hover_label.toPlainText() if self.hover_label.isVisible() else ""
 
 
-def _tick_points(xs: np.ndarray, y: float, height: float) -> tuple[np.ndarray, np.ndarray]:
-    return np.repeat(xs, 2), np.tile(np.array([y - height, y + height]), len(xs))
+def _cache_axes(plot_item: pg.PlotItem) -> None:
+    """Keep each axis (its labels and the grid it draws) as a pixmap, re-rendered only when its range changes.
 
-
-def _ticks(px: np.ndarray, py: np.ndarray, color: str) -> pg.PlotDataItem:
-    """Vertical tick marks: one line item drawn as point pairs (connect='pairs'); the points are finite."""
-    return pg.PlotDataItem(px, py, connect="pairs", pen=pg.mkPen(theme.qcolor(color, 210), width=1), antialias=False,
-                           skipFiniteCheck=True)
-
-
-def _cache(item: pg.GraphicsObject) -> None:
-    """Render static lane items once into a pixmap: moving the cursor then repaints by blitting."""
-    item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-    for child in item.childItems():
-        child.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+    pyqtgraph replays an axis's QPicture on every repaint: ~1.6 ms per axis, most of a live frame's
+    timeline repaint (6.5 -> 1.2 ms for the whole plot with the cache, ``bench gui``).
+    """
+    for name in ("left", "bottom"):
+        plot_item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)

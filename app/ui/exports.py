@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QGuiApplication, QImage, QPainter, QPen
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.analysis.report import report_json
@@ -86,7 +86,8 @@ def export_plot(path: str, plot_item, hide: tuple = (), width: int = PLOT_EXPORT
     for item in shown:
         item.setVisible(False)
     try:
-        ok = _render_svg(path, scene, source) if suffix == ".svg" else _render_png(path, scene, source, width)
+        with _items_uncached(scene):
+            ok = _render_svg(path, scene, source) if suffix == ".svg" else _render_png(path, scene, source, width)
     finally:
         for item in shown:
             item.setVisible(True)
@@ -105,6 +106,22 @@ def _render_png(path: str, scene, source: QRectF, width: int) -> bool:
         scene.render(painter, QRectF(0, 0, source.width(), source.height()), source)
     painter.end()
     return image.save(path, "PNG")
+
+
+@contextlib.contextmanager
+def _items_uncached(scene) -> Iterator[None]:
+    """Items kept as pixmaps for fast repaints (axes, settled lane marks) are drawn afresh for the file:
+    from their cache they would land in an SVG as bitmaps (no vector text) and in a large PNG as blurred
+    screen-resolution pixels."""
+    none = QGraphicsItem.CacheMode.NoCache
+    cached = [(item, item.cacheMode()) for item in scene.items() if item.cacheMode() != none]
+    for item, _mode in cached:
+        item.setCacheMode(none)
+    try:
+        yield
+    finally:
+        for item, mode in cached:
+            item.setCacheMode(mode)
 
 
 @contextlib.contextmanager
