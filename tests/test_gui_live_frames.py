@@ -172,3 +172,22 @@ def test_full_collection_holds_nest_and_restore_the_threshold():
     assert gc.get_threshold() == before
     second.release()  # releasing twice changes nothing
     assert gc.get_threshold() == before
+
+
+def test_a_new_stream_reuses_the_lane_items_and_a_theme_change_remakes_them(qtbot, tmp_path, monkeypatch):
+    from tests.gui_helpers import HEADLINE, PARALLEL
+
+    window = make_window(qtbot, tmp_path, monkeypatch, HEADLINE)
+    timeline = window.timeline
+    first = timeline.tick_marks()[("tokens", "token")]
+    assert window.open_path(str(PARALLEL))
+    window.session.flush()
+    again = timeline.tick_marks()[("tokens", "token")]
+    assert again is first  # emptied and refilled: making two plot items per lane costs more than a live frame
+    assert len(again) == len(window.session.state.lanes.lanes["tokens"].series["token"])
+    try:
+        window.theme_menu.choose("light")
+        window.session.flush()
+        assert timeline.tick_marks()[("tokens", "token")] is not first  # drawn in the new theme's colours
+    finally:
+        window.theme_menu.choose("dark")

@@ -154,6 +154,7 @@ class TimelineView(QWidget):
         self._user_range = False  # the user zoomed or panned: live growth no longer refits the view
         self._series: dict[tuple[str, str], pg.ScatterPlotItem] = {}  # one item per (lane, kind) of glyphs
         self._ticks: dict[tuple[str, str], TickMarks] = {}  # one per (lane, kind) of dense ticks
+        self._tick_pool: dict[tuple[str, str], TickMarks] = {}  # emptied ones, kept for the next stream
         self._growing = False  # inside _grew: a range change's tick refresh waits for the new data (_ticks_stale)
         self._ticks_stale = False
         self.cursor_line = pg.InfiniteLine(angle=90, movable=True)
@@ -215,6 +216,10 @@ class TimelineView(QWidget):
     def restyle(self) -> None:
         """The theme changed: recolour and redraw."""
         self._style()
+        self._clear()
+        for marks in self._tick_pool.values():  # made in the old theme's colours
+            marks.remove()
+        self._tick_pool.clear()
         self.rebuild()
         if self.session.state is not None:
             self.show_cursor(self.session.state.cursor)
@@ -268,8 +273,9 @@ class TimelineView(QWidget):
             item.removeItem(old)
         for bar, _label in self._call_items.values():
             bar.remove()
-        for marks in self._ticks.values():
-            marks.remove()
+        for key, marks in self._ticks.items():
+            marks.reset()
+            self._tick_pool[key] = marks
         self._call_items.clear()
         self._arrays.clear()
         self._drawn_counts.clear()
@@ -317,8 +323,11 @@ class TimelineView(QWidget):
                 if kind in TICK_KINDS:
                     marks = self._ticks.get((key, kind))
                     if marks is None:
-                        marks = TickMarks(item, y, 0.25 if key == TOKENS else 0.18, theme.qcolor(_color(key, kind), 210))
+                        marks = self._tick_pool.pop((key, kind), None)
+                        if marks is None:  # (not `or`: an emptied TickMarks has len 0)
+                            marks = TickMarks(item, y, 0.25 if key == TOKENS else 0.18, theme.qcolor(_color(key, kind), 210))
                         self._ticks[(key, kind)] = marks
+                        marks.set_cached(not state.live)
                     marks.update(xs, view)
                     continue
                 # the finish star sits above its lane: on the atomic lane it shares x with the emission square
