@@ -552,7 +552,8 @@ class MainWindow(QMainWindow):
             export_plot(path, t.plot.getPlotItem(), (t.cursor_line, t.hover_line, t.hover_label), **plot_width)
         elif what in ("ttfd", "ttfd-svg"):
             self._show_pane(self.ttfd_view)  # laid out at its real size, not a hidden tab's default
-            export_plot(path, self.ttfd_view.plot.getPlotItem(), (self.ttfd_view.cursor_line,), **plot_width)
+            with self.ttfd_view.export_legend():
+                export_plot(path, self.ttfd_view.plot.getPlotItem(), (self.ttfd_view.cursor_line,), **plot_width)
         elif what == "client":
             self._show_pane(self.client_view)
             save_png(path, self.client_view)

@@ -143,6 +143,24 @@ def test_plots_export_alone_at_high_resolution_without_the_cursor(window, tmp_pa
     assert "a plot is exported as .png or .svg" in window.shown_errors[-1][1]
 
 
+def test_an_exported_ttfd_plot_carries_its_legend_and_the_screen_does_not(window, tmp_path):
+    import pyqtgraph as pg
+
+    window.tabs.setCurrentWidget(window.ttfd_view)
+    settle(window)
+    view = window.ttfd_view
+    assert view.legend_entries() == ["incremental", "atomic"]
+
+    def legends() -> list:
+        return [item for item in view.plot.scene().items() if isinstance(item, pg.LegendItem)]
+
+    assert legends() == []  # on screen the key is in the headline, never over the curves
+    window.write_export("ttfd-svg", str(tmp_path / "ttfd.svg"))
+    svg = (tmp_path / "ttfd.svg").read_text()
+    assert "incremental" in svg and "atomic" in svg and "first delta" in svg  # the key, by the curves' labels
+    assert legends() == []  # gone again after the export
+
+
 def test_the_client_view_exports_as_a_picture(window, tmp_path):
     _at(window, 180)
     assert window.export_to("client", str(tmp_path / "client.png"))

@@ -9,7 +9,9 @@ the call.
 
 from __future__ import annotations
 
+import contextlib
 import html
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +96,7 @@ class TtfdView(QWidget):
         bar.addWidget(self.folder)
         bar.addStretch(1)
         self._key = ""  # the curves' legend: in the headline, never over the plot (it hid a label there)
+        self._keyed: list[tuple[pg.PlotDataItem, str]] = []  # (curve, its name): the legend of an exported plot
         self.plot = pg.PlotWidget(background=theme.PANEL)
         _style_plot(self.plot)
         self.plot.getPlotItem().setLabel("left", "argument characters delivered", color=theme.AXIS_TEXT)
@@ -139,6 +142,7 @@ class TtfdView(QWidget):
         item = self.plot.getPlotItem()
         item.clear()
         self._key = ""
+        self._keyed = []
         if state is None:
             return
         curves = ttfd_curves(state.analysis, state.timebase)
@@ -158,7 +162,7 @@ class TtfdView(QWidget):
             if curve is curves.atomic and state.analysis.source.policy == "atomic":
                 continue
             sx, sy = _stairs(curve.xs, curve.chars)
-            item.plot(sx, sy, pen=pg.mkPen(color, width=2.2, style=style))
+            self._keyed.insert(0, (item.plot(sx, sy, pen=pg.mkPen(color, width=2.2, style=style)), curve.label))
             keys.append(f'<span style="color:{color}">{"━━" if style == Qt.PenStyle.SolidLine else "┅┅"}</span>&nbsp;'
                         f"{html.escape(curve.label)}")
             if curve.first.step is not None:
@@ -191,6 +195,33 @@ class TtfdView(QWidget):
                           theme.DIM, (0.5, 0.5))
             note.setPos((lo + hi) / 2, 0.5)
             item.addItem(note, ignoreBounds=True)
+
+    @contextlib.contextmanager
+    def export_legend(self) -> Iterator[None]:
+        """The curves' key drawn in the plot while it is exported (on screen it is in the headline, above).
+
+        Bottom right, left of the atomic jump and above its floor label: the ramp climbs from bottom left to top right,
+        so that corner is empty; the first-delta and gain labels are top left.
+        """
+        if not self._keyed:
+            yield
+            return
+        item = self.plot.getPlotItem()
+        legend = pg.LegendItem(offset=(-40, -44), labelTextColor=theme.LEGEND_TEXT,
+                               brush=pg.mkBrush(theme.qcolor(theme.PANEL_ALT, 230)), pen=pg.mkPen(theme.BORDER))
+        legend.setParentItem(item.getViewBox())
+        for curve, name in self._keyed:
+            legend.addItem(curve, name)
+        try:
+            yield
+        finally:
+            scene = legend.scene()
+            if scene is not None:
+                scene.removeItem(legend)
+
+    def legend_entries(self) -> list[str]:
+        """The names an exported plot's legend lists (tests)."""
+        return [name for _curve, name in self._keyed]
 
     def _annotate_gap(self, curves: TtfdCurves, state) -> None:
         """A bracket between the two first deltas, labelled with the gain (the point of the plot)."""
