@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGraphicsItem
 
 
@@ -65,9 +66,9 @@ def tick_points(xs: np.ndarray, y: float, height: float) -> tuple[np.ndarray, np
 
 
 def _line_item(color, width: float = 1.0, pairs: bool = True) -> pg.PlotDataItem:
-    item = pg.PlotDataItem([], [], connect="pairs" if pairs else "all", pen=pg.mkPen(color, width=width),
-                           antialias=False, skipFiniteCheck=True)
-    return item
+    pen = pg.mkPen(color, width=width)
+    pen.setCapStyle(Qt.PenCapStyle.FlatCap)  # a bar in two pieces: square caps would overlap (a brighter dot) at the join
+    return pg.PlotDataItem([], [], connect="pairs" if pairs else "all", pen=pen, antialias=False, skipFiniteCheck=True)
 
 
 def cache_item(item: pg.GraphicsObject) -> None:
