@@ -191,3 +191,20 @@ def test_a_new_stream_reuses_the_lane_items_and_a_theme_change_remakes_them(qtbo
         assert timeline.tick_marks()[("tokens", "token")] is not first  # drawn in the new theme's colours
     finally:
         window.theme_menu.choose("dark")
+
+
+def test_the_deltas_rows_and_a_widening_come_on_turns_of_their_own(qtbot, tmp_path, monkeypatch):
+    window = make_window(qtbot, tmp_path, monkeypatch)
+    _start(window)
+    rows: list[tuple[bool, bool]] = []
+    widened: list[bool] = []
+    window.chunks_view.model.rowsInserted.connect(
+        lambda *_: rows.append((_inside("_emit_growth"), _inside("_emit_growth_cursor"))))
+    vb = window.timeline.plot.getPlotItem().getViewBox()
+    vb.sigXRangeChanged.connect(lambda *_: widened.append(_inside("_grew")))
+    for i, piece in enumerate(_pieces(400)):
+        window.runs.on_token(piece, i * 20.0, i)
+    qtbot.waitUntil(lambda: not window.runs._pending and not window.session.growth_pending, timeout=10000)
+    assert rows and all(r == (False, False) for r in rows)  # neither in the growth's turn nor in the cursor's
+    assert widened and not any(widened)  # the timeline widened on a later turn, never inside the growth
+    assert window.chunks_view.model.rows == len(window.session.state.analysis.chunks)

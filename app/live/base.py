@@ -171,7 +171,7 @@ class LiveController(QObject, Generic[Item]):
         alternating them keeps each turn to one of the two.
         """
         if self._pending and self.analyzer is not None:
-            self._feed.request()
+            self._feed.request(at_least_ms=1)  # a millisecond's gap: input queued meanwhile goes first
 
     def drain(self) -> None:
         """Analyse every queued item now (the stream failed, or a test wants the final state)."""

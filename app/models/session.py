@@ -9,6 +9,8 @@ analyses exist, so a failed load keeps what was on screen.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, Signal
 
 from callscope.engine.analysis.analyzer import Analysis
@@ -16,6 +18,7 @@ from callscope.engine.inspector.sources import Source, SourceError
 from callscope.engine.inspector.state import CursorView, InspectorState
 from callscope.engine.policies import POLICY_IDS
 from callscope.ui.frame_throttle import FrameThrottle
+from callscope.ui.turn_queue import Stage, TurnQueue
 
 
 class InspectorSession(QObject):
@@ -46,9 +49,11 @@ class InspectorSession(QObject):
         self._redraw = FrameThrottle(self._emit_cursor, parent=self)
         self._hover = FrameThrottle(self._emit_hover, parent=self)
         self._growth = FrameThrottle(self._emit_growth, parent=self)
-        # The cursor half of a growth goes out on the next event-loop turn (see _emit_growth).
-        self._growth_cursor = FrameThrottle(self._emit_growth_cursor, interval_ms=0, parent=self)
+        # A growth's later parts, one per event-loop turn: the cursor's panes, then panes' own stages (later()).
+        self._turns = TurnQueue(self._stage_done, parent=self)
+        self._growth_cursor = self._turns.stage(self._emit_growth_cursor)
         self._grown_text: list[str] = []
+        self._shown_due = False  # a growth went out: growthShown follows once its last turn is done
 
     # ------------------------------------------------------------ loading
 
@@ -116,7 +121,8 @@ class InspectorSession(QObject):
         self._redraw.cancel()
         self._hover.cancel()
         self._growth.cancel()
-        self._growth_cursor.cancel()
+        self._turns.clear()
+        self._shown_due = False
         self._grown_text.clear()
         self.run_index = index
         self.state = InspectorState(self.analyses[index])
@@ -155,26 +161,33 @@ class InspectorSession(QObject):
 
     @property
     def growth_pending(self) -> bool:
-        """Live growth is waiting for its frame (``grew`` or its ``cursorChanged`` follows)."""
-        return self._growth.pending or self._growth_cursor.pending
+        """Live growth is waiting for its frame (``grew``, its ``cursorChanged`` or a pane's later stage follows)."""
+        return self._growth.pending or self._turns.pending
 
     def _emit_growth(self) -> None:
-        """A growth reaches the panes in two event-loop turns: ``grew`` now, ``cursorChanged`` on the next.
+        """A growth reaches the panes over several event-loop turns: ``grew`` now, ``cursorChanged`` on a later one.
 
         Qt repaints what a turn changed right after it, so a turn costs its panes' updates plus their
-        repaint. ``grew`` moves the lanes and appends text; ``cursorChanged`` re-renders the panes that show
-        the cursor's step (parse, deltas). Sent together they made one 20-30 ms turn at full speed; apart,
-        each is a few ms, and input (a click on Stop) is handled between them.
+        repaint (see :mod:`callscope.ui.turn_queue`). ``grew`` moves the lanes and appends text;
+        ``cursorChanged`` re-renders the panes that show the cursor's step; panes queue their heavy parts
+        as stages of their own (:meth:`later`). Sent together they made one 20-30 ms turn at full speed;
+        apart, each is a few ms, and input (a click on Stop) is handled between them.
         """
         text = "".join(self._grown_text)
         self._grown_text.clear()
+        self._shown_due = True
         self.grew.emit(text)
         self._growth_cursor.request()
 
     def _emit_growth_cursor(self) -> None:
         if self.state is not None:
             self.cursorChanged.emit(self.state.cursor)
-        self.growthShown.emit()
+
+    def _stage_done(self) -> None:
+        """The last queued stage has run: if a growth went out, it has reached every pane (``growthShown``)."""
+        if self._shown_due and not self.growth_pending:
+            self._shown_due = False
+            self.growthShown.emit()
 
     # ------------------------------------------------------------ cursor
 
@@ -201,12 +214,22 @@ class InspectorSession(QObject):
         self.analysisChanged.emit()
         self.cursorChanged.emit(self.state.cursor)
 
+    def later(self, callback: Callable[[], None]) -> Stage:
+        """A pane's own stage: ``request()`` it and it runs on a turn of its own, after the stages queued before it.
+
+        For a pane whose update and repaint would make one live turn too long: it does the cheap part now and
+        the rest on its own turn (the deltas table's new rows, the timeline widening its range).
+        :meth:`flush` runs it too.
+        """
+        return self._turns.stage(callback)
+
     def flush(self) -> None:
         """Deliver pending redraws now (tests, benchmarks, screenshots)."""
         self._growth.flush()
-        self._growth_cursor.flush()
+        self._turns.flush()
         self._redraw.flush()
         self._hover.flush()
+        self._turns.flush()  # what the cursor redraw queued
 
     def view(self) -> CursorView | None:
         return self.state.view() if self.state is not None else None

@@ -70,6 +70,9 @@ class ChunksView(QWidget):
         # a shrinking pane (window resized, splitter dragged) must not hide the cursor's newest row
         self.table.verticalScrollBar().rangeChanged.connect(self._keep_newest_row)
         self._pinned = False  # the user picked a row: the table stays where it is until the cursor moves otherwise
+        # A live stream's new rows go in on a turn after the other panes' cursor redraw (InspectorSession.later):
+        # appending rows, scrolling and repainting the table was a third of that turn.
+        self._live_rows = session.later(self._show_at_cursor)
         session.analysisChanged.connect(self.rebuild)
         session.cursorChanged.connect(self.show_cursor)
 
@@ -87,6 +90,17 @@ class ChunksView(QWidget):
         state = self.session.state
         if state is None:
             return
+        if state.live and index >= state.last and not self._picking:
+            self._live_rows.request()  # following a live stream's end: on a turn of its own
+            return
+        self._live_rows.cancel()
+        self._show_at_cursor()
+
+    def _show_at_cursor(self) -> None:
+        state = self.session.state
+        if state is None:
+            return
+        index = state.cursor
         count = state.chunk_index.count_until(state.timebase.step(index))
         self.model.sync_rows()
         self.model.set_sent(count)

@@ -146,6 +146,8 @@ class TimelineView(QWidget):
         item.getAxis("left").setWidth(LANE_AXIS_MIN_WIDTH)
         item.getAxis("left").setStyle(tickLength=0)
         item.getAxis("bottom").enableAutoSIPrefix(False)  # "time (ms)", never "time (ms) (x0.001)"
+        # Major and minor ticks only: a third level is unreadable at this width and cost ~1 ms per range change.
+        item.getAxis("bottom").setStyle(maxTickLevel=1)
         _cache_axes(item)
         self._items: list[pg.GraphicsObject] = []  # annotations, redrawn whole (a finished stream's few labels)
         self._call_items: dict[int, tuple[GrowingBar, pg.TextItem | None]] = {}  # per call: its bar, its label
@@ -155,8 +157,6 @@ class TimelineView(QWidget):
         self._series: dict[tuple[str, str], pg.ScatterPlotItem] = {}  # one item per (lane, kind) of glyphs
         self._ticks: dict[tuple[str, str], TickMarks] = {}  # one per (lane, kind) of dense ticks
         self._tick_pool: dict[tuple[str, str], TickMarks] = {}  # emptied ones, kept for the next stream
-        self._growing = False  # inside _grew: a range change's tick refresh waits for the new data (_ticks_stale)
-        self._ticks_stale = False
         self.cursor_line = pg.InfiniteLine(angle=90, movable=True)
         self.cursor_line.setZValue(50)
         self.hover_line = pg.InfiniteLine(angle=90, movable=False)
@@ -190,6 +190,7 @@ class TimelineView(QWidget):
         session.cursorChanged.connect(self.show_cursor)
         session.hoverChanged.connect(self.show_hover)
         session.grew.connect(self._grew)
+        self._widen_next = session.later(self._widen)  # a full live view doubles a turn after the growth that filled it
         self.empty_label = pg.TextItem("No source: open a recording, run a model, or capture a server",
                                        color=theme.DIM, anchor=(0.5, 0.5))
         item.addItem(self.empty_label, ignoreBounds=True)
@@ -373,9 +374,6 @@ class TimelineView(QWidget):
 
     def _refresh_ticks(self) -> None:
         """The view was zoomed, panned or widened: every lane draws its ticks for it, settled (see tick_marks)."""
-        if self._growing:
-            self._ticks_stale = True  # a live frame moved the range: settle once its new data is in
-            return
         view = self._view_span()
         self.grid.update(*view)
         for marks in self._ticks.values():
@@ -402,33 +400,36 @@ class TimelineView(QWidget):
         self._items.append(graphics)
 
     def _grew(self, _text: str) -> None:
-        """A live run grew: update each lane item's data and widen the x range (unless the user zoomed in).
+        """A live run grew: update each lane's items; a full view is widened on the next turn (unless zoomed in).
 
         The range doubles when the stream fills it, not every frame: a new range repaints the axis and
-        every lane, which at a frame per step was most of a live frame's cost. Between two changes only
-        the lanes' tails and the cursor are repainted (see tick_marks).
+        every lane. Between two changes only the lanes' tails and the cursor are repainted (see tick_marks).
+        The widening waits a turn (:meth:`_widen`): with this growth's updates and the other panes' it made
+        the slowest live turns; the marks past the edge are drawn once it is done, a few ms later.
         """
         if self.session.state is None:
             return
+        if self._zoomed():
+            self._set_limits()
+        elif self._full():
+            self._widen_next.request()
+        self._draw_lanes()
+
+    def _full(self) -> bool:
+        """The live view has no room left for the stream (or is more than twice as wide as it)."""
+        lo, hi = self._data_span()
+        (_x0, x1), _ = self.plot.getPlotItem().getViewBox().viewRange()
+        return hi > x1 - (hi - lo) * FIT_PAD or x1 > lo + (hi - lo) * 2
+
+    def _widen(self) -> None:
+        """Give a full live view room: it reaches :data:`LIVE_HEADROOM` times the stream's span."""
+        if self.session.state is None or self._zoomed() or not self._full():
+            return
         lo, hi = self._data_span()
         vb = self.plot.getPlotItem().getViewBox()
-        (_x0, x1), _ = vb.viewRange()
-        # A range change here would settle every tick lane at once, then _draw_lanes again for the grown ones
-        # (the slowest live frames did both): the refresh waits, and skips the lanes _draw_lanes settled.
-        self._growing, self._ticks_stale = True, False
-        try:
-            if self._zoomed():
-                self._set_limits()
-            elif hi > x1 - (hi - lo) * FIT_PAD or x1 > lo + (hi - lo) * 2:
-                ahead = lo + (hi - lo) * LIVE_HEADROOM
-                vb.setLimits(xMin=lo - (hi - lo) * FIT_PAD, xMax=ahead)
-                vb.setXRange(lo - (hi - lo) * FIT_PAD, ahead, padding=0)
-            self._draw_lanes()
-        finally:
-            self._growing = False
-        if self._ticks_stale:
-            self._ticks_stale = False
-            self._refresh_ticks()
+        ahead = lo + (hi - lo) * LIVE_HEADROOM
+        vb.setLimits(xMin=lo - (hi - lo) * FIT_PAD, xMax=ahead)
+        vb.setXRange(lo - (hi - lo) * FIT_PAD, ahead, padding=0)  # every lane settles for it (_refresh_ticks)
 
     def _data_span(self) -> tuple[float, float]:
         """The x range of the stream; a timed stream with no step yet spans its first second."""

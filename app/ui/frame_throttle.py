@@ -31,13 +31,15 @@ class FrameThrottle(QObject):
     def pending(self) -> bool:
         return self._pending
 
-    def request(self) -> None:
+    def request(self, at_least_ms: int = 0) -> None:
+        """Fire on a later turn: at once if the last call was an interval ago, else when it is (and
+        never sooner than ``at_least_ms``)."""
         if self._pending:
             return
         self._pending = True
-        wait = 0
+        wait = at_least_ms
         if self._clock.isValid():
-            wait = max(0, self._interval - int(self._clock.elapsed()))
+            wait = max(wait, self._interval - int(self._clock.elapsed()))
         self._timer.start(wait)
 
     def flush(self) -> None:
