@@ -231,6 +231,23 @@ def test_a_truncated_tagged_call_keeps_what_was_written():
     assert call.name == "get_weather" and call.arguments == '{"city":"Par'
 
 
+def test_derived_tagged_values_are_typed_as_the_dedicated_tagged_parsers_type_them():
+    """Python literals, as models write them in tagged values, stream as JSON: declared or not, scalar or container."""
+    spec = register_derived(FAMILY_DESCRIPTIONS["tagged"], f"{PREFIX}tagged")
+    tools = [{"type": "function", "function": {"name": "configure", "parameters": {"type": "object", "properties": {
+        "verbose": {"type": "boolean"}, "limits": {"type": "object"}, "tags": {"type": "array"},
+        "note": {"type": "string"}}}}}]
+    values = [("verbose", "True"), ("limits", "{'cpu': None, 'mem': (1, 2)}"), ("tags", "['a', \"b\"]"),
+              ("note", "None"), ("extra", "{'k': False}"), ("other", "plain words")]
+    body = "\n".join(f"<parameter={k}>\n{v}\n</parameter>" for k, v in values)
+    text = f"<tool_call>\n<function=configure>\n{body}\n</function>\n</tool_call>"
+    final = check_stream(spec.id, text, [text[i : i + 3] for i in range(0, len(text), 3)], tools=tools)
+    (call,) = final.calls
+    assert json.loads(call.arguments) == {"verbose": True, "limits": {"cpu": None, "mem": [1, 2]},
+                                          "tags": ["a", "b"], "note": "None", "extra": {"k": False},
+                                          "other": "plain words"}
+
+
 def test_reasoning_first_and_a_prompt_that_opens_it():
     spec = register_derived(FAMILY_DESCRIPTIONS["attributes"], f"{PREFIX}attributes")
     text = spec.write(CALLS[:1], "", "Check the weather.")

@@ -3,15 +3,16 @@
 GLM's ``<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>``,
 MiniMax's ``<invoke name="NAME"><parameter name="K">V</parameter></invoke>``,
 Seed-OSS's ``<function=NAME><parameter=K>V</parameter></function>``, DeepSeek
-V3.2's DSML. The JSON arguments are built append-only, as the Qwen3-Coder
-parser builds them:
+V3.2's DSML. The JSON arguments are built append-only by the same
+:class:`~callscope.engine.formats._kit.xml_values.TypedArguments` the dedicated
+tagged parsers (Qwen3-Coder, GLM, MiniMax) use, typed from the request's tools:
 
-* ``{`` when the call opens, ``"KEY":`` (``,"KEY":`` after the first) once the key is complete;
-* a value whose schema type (from the request's tools) is ``string``: ``"``, then the
-  text JSON-escaped as it arrives, the closing ``"`` at ``value_end``;
-* another declared type: the raw text as it arrives (it is JSON already);
-* an undeclared type: held until ``value_end``, then written once: raw if it is a
-  JSON number, boolean, null, object or array, else as a JSON string;
+* ``{`` when the call opens, ``"KEY":`` (``,"KEY":`` after the first) once the key and its suffix are read;
+* a ``string`` value: ``"``, then the text JSON-escaped as it arrives, the closing ``"`` at ``value_end``;
+* another declared type: the raw text as it arrives (``True``/``False``/``None`` as ``true``/``false``/``null``);
+  a declared ``object`` or ``array`` read as JSON or as a Python literal (``{'a': None}``);
+* an undeclared type: held until ``value_end``, then written once: a JSON or Python literal as JSON,
+  else as a JSON string;
 * ``}`` at ``call_end`` (or when something else follows the last value).
 
 The template's own layout around a value (``value_lead`` after ``key_suffix``,
@@ -22,13 +23,12 @@ a value cut short keeps what was written (a held one is written as far as it got
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from callscope.engine.core.json_text import is_json
 from callscope.engine.formats._kit.marker_search import held_back_from
+from callscope.engine.formats._kit.xml_values import TypedArguments
 from callscope.engine.formats.derived.description import SKIP
 from callscope.engine.formats.derived.machine import NAME_LIMIT, NEXT, name_stop
 from callscope.engine.formats.derived.pattern import DONE, FAIL, MORE, Pattern
@@ -41,15 +41,6 @@ VALUE_START = "value_start"
 VALUE = "value"
 ARG_SEP = "arg_sep"
 
-# how the current value is written
-_STRING, _RAW, _HELD = "string", "raw", "held"
-
-
-def _escape(text: str) -> str:
-    """JSON string escaping without the quotes; per character, so escaped pieces concatenate."""
-    return json.dumps(text, ensure_ascii=False)[1:-1]
-
-
 def varying(one: str, other: str) -> str:
     """One pattern for two spellings of a marker: what they share, with ``{skip}`` where they differ."""
     if not other or other == one:
@@ -61,14 +52,6 @@ def varying(one: str, other: str) -> str:
     while tail and one[len(one) - tail].isalnum():
         tail -= 1
     return one[:head] + SKIP + one[len(one) - tail :]
-
-
-def json_literal(text: str) -> str | None:
-    """``text`` stripped if it is a JSON number/true/false/null/object/array, else None (checked, not built)."""
-    stripped = text.strip()
-    if not stripped or stripped[0] == '"' or not is_json(stripped, constants=False):
-        return None
-    return stripped
 
 
 class Parser(TagParser):
@@ -86,19 +69,18 @@ class Parser(TagParser):
         end = d.value_end.strip()
         self._value_end = end
         self._value_ends = (d.value_trail + end, end) if d.value_trail else (end,)
-        self._params = 0
-        self._mode = _STRING
-        self._held: list[str] = []
+        self._args: TypedArguments | None = None  # the open call's arguments, typed from the tools' schema
         self._key = ""
 
     # ------------------------------------------------------------ the call
 
     def _start_arguments(self) -> None:
-        self._arguments(self._call, "{")
-        self._params = 0
+        self._args = TypedArguments(self, self._call, self._function)  # writes "{"
 
     def _close_call(self) -> None:
-        self._arguments(self._call, "}")
+        if self._args is not None:
+            self._args.close()
+            self._args = None
 
     def _on_arg_next(self) -> bool:
         buf = self._buf
@@ -136,10 +118,7 @@ class Parser(TagParser):
         self._buf = buf[found.start() :]
         if not key or len(key) > NAME_LIMIT:
             return self._broken_argument()
-        self._arguments(self._call, ("," if self._params else "") + json.dumps(key, ensure_ascii=False) + ":")
-        self._params += 1
-        kind = self.parameter_type(self._function, key)
-        self._mode = _HELD if kind is None else _STRING if kind == "string" else _RAW
+        self._key = key
         self._state = KEY_SUFFIX
         return True
 
@@ -150,6 +129,8 @@ class Parser(TagParser):
         if found.status == FAIL:
             return self._broken_argument()
         self._buf = self._buf[found.end :]
+        if self._args is not None:
+            self._args.key(self._key)  # '"KEY":' once its suffix confirmed it (and '"' for a string)
         self._state = VALUE_START
         return True
 
@@ -162,9 +143,6 @@ class Parser(TagParser):
             elif lead.startswith(buf):
                 return False
         self._buf = buf
-        if self._mode == _STRING:
-            self._arguments(self._call, '"')
-        self._held = []
         self._state = VALUE
         return True
 
@@ -204,36 +182,21 @@ class Parser(TagParser):
     # ------------------------------------------------------------ values
 
     def _value_text(self, text: str) -> None:
-        if not text:
-            return
-        if self._mode == _STRING:
-            self._arguments(self._call, _escape(text))
-        elif self._mode == _RAW:
-            self._arguments(self._call, text)
-        else:
-            self._held.append(text)
+        if text and self._args is not None:
+            self._args.text(text)
 
     def _close_value(self) -> None:
-        if self._mode == _STRING:
-            self._arguments(self._call, '"')
-        elif self._mode == _HELD:
-            text = "".join(self._held)
-            self._held = []
-            literal = json_literal(text)
-            self._arguments(self._call, literal if literal is not None else json.dumps(text, ensure_ascii=False))
+        if self._args is not None:
+            self._args.close_value()
 
     def _finish_call(self, state: str, buf: str) -> None:
         if state != VALUE:
             return  # layout or a half-typed marker: dropped
         if self._value_end and self._value_end in buf:  # the end arrived with the last piece
             self._on_value()
-        elif self._mode == _HELD:  # cut short: write the held value as far as it got
-            text = "".join(self._held) + buf
-            literal = json_literal(text)
-            self._arguments(self._call, literal if literal is not None else '"' + _escape(text))
-        else:
-            cut = held_back_from(buf, self._value_ends)
-            self._value_text(buf[:cut])
+        elif self._args is not None:  # cut short: write the value as far as it got
+            self._value_text(buf[: held_back_from(buf, self._value_ends)])
+            self._args.truncate()
 
     _handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
         **TagParser.header_handlers,
@@ -246,4 +209,4 @@ class Parser(TagParser):
     }
 
 
-__all__ = ["ARG_NEXT", "KEY", "KEY_SUFFIX", "VALUE", "VALUE_START", "Parser", "json_literal", "varying"]
+__all__ = ["ARG_NEXT", "KEY", "KEY_SUFFIX", "VALUE", "VALUE_START", "Parser", "varying"]
