@@ -299,6 +299,8 @@ def _meets_targets(r: dict[str, Any]) -> bool:
 
 
 def _print(r: dict[str, Any]) -> None:
+    from callscope.engine.analysis.report import plural
+
     live, playback, jumps = r["live_replay"], r["playback_max_speed"], r["cursor"]
     print(f"callscope bench gui: {r['steps']:,}-step trace, offscreen, 1400x900 "
           f"(load average {r['load_average']} on {r['cpus']} CPUs: wall stalls include other processes)")
@@ -306,7 +308,7 @@ def _print(r: dict[str, Any]) -> None:
     print(f"  open + analyse the trace       {r['open_trace_s'] * 1000:8.0f} ms")
     print(f"  live replay, max speed         {live['seconds']:8.2f} s    p99 stall {live['p99_stall_ms']:6.1f} ms, "
           f"max {live['max_stall_ms']:6.1f} ms, CPU p99 {live['cpu_p99_stall_ms']:6.1f} ms   "
-          f"({live['redraws']} redraws, {live['redraws_per_s']}/s; {live['rounds']} rounds, {live['turns']} turns; "
+          f"({live['redraws']} redraws, {live['redraws_per_s']}/s; {plural(live['rounds'], 'round')}, {live['turns']} turns; "
           f"target p99 <= 16)")
     print(f"  playback, max speed            {playback['seconds']:8.2f} s    p99 stall {playback['p99_stall_ms']:6.1f} ms, "
           f"max {playback['max_stall_ms']:6.1f} ms, CPU p99 {playback['cpu_p99_stall_ms']:6.1f} ms   "
