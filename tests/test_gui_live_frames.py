@@ -180,10 +180,13 @@ def test_a_new_stream_reuses_the_lane_items_and_a_theme_change_remakes_them(qtbo
     window = make_window(qtbot, tmp_path, monkeypatch, HEADLINE)
     timeline = window.timeline
     first = timeline.tick_marks()[("tokens", "token")]
+    glyphs = {key: graphic for key, graphic in timeline._series.items()}
     assert window.open_path(str(PARALLEL))
     window.session.flush()
     again = timeline.tick_marks()[("tokens", "token")]
     assert again is first  # emptied and refilled: making two plot items per lane costs more than a live frame
+    shared = set(glyphs) & set(timeline._series)
+    assert shared and all(timeline._series[key] is glyphs[key] for key in shared)  # glyph series too
     assert len(again) == len(window.session.state.lanes.lanes["tokens"].series["token"])
     try:
         window.theme_menu.choose("light")

@@ -155,6 +155,7 @@ class TimelineView(QWidget):
         self._drawn_counts: dict[tuple[str, str], int] = {}  # marks each series' item holds
         self._user_range = False  # the user zoomed or panned: live growth no longer refits the view
         self._series: dict[tuple[str, str], pg.ScatterPlotItem] = {}  # one item per (lane, kind) of glyphs
+        self._series_pool: dict[tuple[str, str], pg.ScatterPlotItem] = {}  # emptied ones, kept for the next stream
         self._ticks: dict[tuple[str, str], TickMarks] = {}  # one per (lane, kind) of dense ticks
         self._tick_pool: dict[tuple[str, str], TickMarks] = {}  # emptied ones, kept for the next stream
         self.cursor_line = pg.InfiniteLine(angle=90, movable=True)
@@ -221,6 +222,9 @@ class TimelineView(QWidget):
         for marks in self._tick_pool.values():  # made in the old theme's colours
             marks.remove()
         self._tick_pool.clear()
+        for graphic in self._series_pool.values():
+            self.plot.getPlotItem().removeItem(graphic)
+        self._series_pool.clear()
         self.rebuild()
         if self.session.state is not None:
             self.show_cursor(self.session.state.cursor)
@@ -270,8 +274,11 @@ class TimelineView(QWidget):
     def _clear(self) -> None:
         item = self.plot.getPlotItem()
         labels = [label for _bar, label in self._call_items.values() if label is not None]
-        for old in self._items + list(self._series.values()) + labels:
+        for old in self._items + labels:
             item.removeItem(old)
+        for key, graphic in self._series.items():  # emptied and kept: making them was a live frame's cost
+            graphic.setData([], [])
+            self._series_pool[key] = graphic
         for bar, _label in self._call_items.values():
             bar.remove()
         for key, marks in self._ticks.items():
@@ -334,6 +341,8 @@ class TimelineView(QWidget):
                 # the finish star sits above its lane: on the atomic lane it shares x with the emission square
                 ys = np.full(len(xs), y + (FINISH_LIFT if kind == "finish" else 0.0))
                 existing = self._series.get((key, kind))
+                if existing is None and (key, kind) in self._series_pool:
+                    existing = self._series[(key, kind)] = self._series_pool.pop((key, kind))
                 if existing is not None:
                     existing.setData(xs, ys)
                     continue
