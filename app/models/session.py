@@ -30,7 +30,8 @@ class InspectorSession(QObject):
     hoverChanged = Signal(int)
     #: A live run grew (throttled): panes append what is new.
     grew = Signal(str)
-    #: A growth has reached every pane (``grew``, then ``cursorChanged`` a turn later): a live feed may go on.
+    #: A growth has reached every pane (``grew``, then ``cursorChanged`` and the panes' own stages, each on a
+    #: later turn): a live feed may go on.
     growthShown = Signal()
     #: A chunk was picked in the deltas table: the text pane highlights what produced it.
     chunkPicked = Signal(int)
