@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from PySide6.QtWidgets import QApplication
 
+from callscope.engine.analysis.units import step_noun
 from callscope.ui.exports import PLOT_EXPORT_WIDTH, ExportError
 
 SCREENSHOT_SIZE = (1400, 900)
@@ -77,7 +78,7 @@ def _write_all(app: QApplication, window, job: HeadlessJob) -> list[str]:
             last = state.timebase.step(state.last)
             if not 0 <= job.at <= last:  # clamped silently, the picture would not show what was asked for
                 raise ExportError(f"--at {job.at} is out of range: {state.analysis.name} has "
-                                  f"{state.analysis.unit}s 0 to {last}")
+                                  f"{step_noun(state.analysis)}s 0 to {last}")
             state.set_cursor_step(job.at)
         if job.presenter:
             window.presenter.enter(full_screen=False)

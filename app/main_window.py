@@ -40,6 +40,7 @@ from callscope.dialogs.paste import AUTO as PASTE_AUTO
 from callscope.dialogs.paste import PasteDialog
 from callscope.dialogs.run import RunDialog, RunValues
 from callscope.dialogs.shortcuts import ShortcutsDialog, describe_shortcuts
+from callscope.engine.analysis.units import step_noun, steps_text
 from callscope.engine.inspector.sources import FileSource, Source, SourceError, TextSource, parse_tools_text
 from callscope.live.presenter import LivePresenter, LiveStatusWidgets
 from callscope.models.session import InspectorSession
@@ -660,7 +661,7 @@ class MainWindow(QMainWindow):
         if not has_text:
             self.text_pane.set_subtitle("none")  # the pane's placeholder says why
         else:
-            self.text_pane.set_subtitle(f"{a.step_count:,} {a.unit}s, boundaries shaded")
+            self.text_pane.set_subtitle(f"{steps_text(a)}, boundaries shaded")
         self._fit_text_pane(has_text)
         self.parse_pane.set_subtitle("the server's parse at the cursor")
         self.timeline_pane.set_subtitle("click or drag to move the cursor · Shift+drag pans · wheel zooms · "
@@ -686,12 +687,12 @@ class MainWindow(QMainWindow):
 
     def _grew(self, _text: str) -> None:
         a = self.session.current
-        self.text_pane.set_subtitle(f"{a.step_count:,} {a.unit}s so far")
+        self.text_pane.set_subtitle(f"{steps_text(a)} so far")
 
     def _cursor_changed(self, index: int) -> None:
         state = self.session.state
         if state is not None:
-            self.cursor_label.setText(f"{state.analysis.unit} {state.timebase.step(index)}")
+            self.cursor_label.setText(f"{step_noun(state.analysis)} {state.timebase.step(index)}")
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.driver.pause()

@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMenu
 
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.inspector.state import BOOKMARK, CALL, EVENT, REVISION, VIOLATION
 from callscope.engine.policies import POLICY_IDS
 
@@ -74,7 +75,7 @@ class DebuggerActions(QObject):
         moved = state.next_mark(kind, direction)
         if not moved:
             where = "after" if direction > 0 else "before"
-            self.window.statusBar().showMessage(f"no {NOUNS[kind]} {where} {state.analysis.unit} {state.cursor_step}",
+            self.window.statusBar().showMessage(f"no {NOUNS[kind]} {where} {step_noun(state.analysis)} {state.cursor_step}",
                                                 4000)
         return moved
 
@@ -83,7 +84,7 @@ class DebuggerActions(QObject):
         if state is not None:
             added = state.toggle_bookmark()
             what = "bookmarked" if added else "bookmark removed at"
-            self.window.statusBar().showMessage(f"{what} {state.analysis.unit} {state.cursor_step}", 3000)
+            self.window.statusBar().showMessage(f"{what} {step_noun(state.analysis)} {state.cursor_step}", 3000)
 
     def run_to_violation(self) -> bool:
         """Play from the cursor (at the chosen speed) and stop on the next violation."""
@@ -92,7 +93,7 @@ class DebuggerActions(QObject):
             return False
         steps = [s for s in state.mark_steps(VIOLATION) if s > state.cursor_step]
         if not steps:
-            self.window.statusBar().showMessage(f"no violation after {state.analysis.unit} {state.cursor_step}", 4000)
+            self.window.statusBar().showMessage(f"no violation after {step_noun(state.analysis)} {state.cursor_step}", 4000)
             return False
         return self.window.driver.run_to(steps[0])
 

@@ -556,7 +556,8 @@ def test_a_cancelled_run_shows_no_finish_reason_and_no_finish_glyph():
 
 
 def test_times_use_one_format_and_the_hover_counts_in_the_analysis_unit():
-    """"0.0 ms" next to "1.104 s" in one column reads as a bug; the hover says "char 5" like the window."""
+    """"0.0 ms" next to "1.104 s" in one column reads as a bug; the hover names the step like the window."""
+    from callscope.engine.analysis.units import step_noun
     from callscope.engine.inspector.chunks import time_text
 
     assert time_text(0.0) == "0.000 s" and time_text(41.667) == "0.042 s" and time_text(1104.0) == "1.104 s"
@@ -564,7 +565,9 @@ def test_times_use_one_format_and_the_hover_counts_in_the_analysis_unit():
     state = InspectorState(a)
     index = next(i for i in range(1, len(state.timebase)) if "chunk" in state.preview(i))
     text = state.preview(index)
-    assert text.startswith(f"{a.unit} {state.timebase.step(index)} · ") and " ms" not in text
+    # the window's noun: 3-character steps are "step 5", never "char 5" (callscope.engine.analysis.units)
+    assert step_noun(a) == "step"
+    assert text.startswith(f"{step_noun(a)} {state.timebase.step(index)} · ") and " ms" not in text
     assert "chunk(s)" not in text and ("1 chunk:" in text or "chunks:" in text)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.inspector.chunks import COLUMNS, ChunkIndex
 from callscope.ui import theme
 
@@ -68,7 +69,7 @@ class ChunkTableModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
             if section == 0 and self.index_data is not None:
-                return self.index_data.analysis.unit  # "token 13" here as in every other pane
+                return step_noun(self.index_data.analysis)  # "token 13" here as in every other pane
             return COLUMNS[section]
         return None
 

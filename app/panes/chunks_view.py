@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -23,10 +24,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from callscope.engine.inspector.chunks import time_text
 from callscope.models.chunk_model import ChunkTableModel
 from callscope.models.session import InspectorSession
 from callscope.panes.pane import row_table
 from callscope.ui import theme
+
+#: The columns' widths at first (step, time, index, kind); the step and time columns grow to fit.
+COLUMN_WIDTHS = (60, 82, 50, 92)
+#: A cell's margins and the sort of room a header needs around its text.
+CELL_PADDING = 30
 
 
 class ChunksView(QWidget):
@@ -38,7 +45,7 @@ class ChunksView(QWidget):
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.setFont(theme.mono_font(9))
         header = self.table.horizontalHeader()
-        for column, width in enumerate((60, 82, 50, 92)):
+        for column, width in enumerate(COLUMN_WIDTHS):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, width)
         self.raw = QPlainTextEdit()
@@ -80,11 +87,30 @@ class ChunksView(QWidget):
         state = self.session.state
         sent = state.chunk_index.count_until(state.cursor_step) if state else 0
         self.model.set_chunks(state.chunk_index if state else None, sent)
+        self._fit_number_columns()
         self._raw_shown = None
         self._pinned = False
         self.raw.clear()
         self.accumulated.clear()
         self._follow()
+
+    def _fit_number_columns(self) -> None:
+        """Widen the step and time columns to their widest value: ``100000`` is never cut to ``1000…``.
+
+        A live stream's values grow, so room for a step of seven digits and a time of hours is kept.
+        """
+        state = self.session.state
+        if state is None:
+            return
+        chunks = state.analysis.chunks
+        last_ms = max((c.ms for c in chunks if c.ms is not None), default=None)
+        widest = {0: str(max(state.analysis.last_step, 1_000_000 if state.live else 0)),
+                  1: time_text(max(last_ms or 0.0, 36_000_000.0 if state.live else 0.0))}
+        metrics = QFontMetrics(self.table.font())
+        header = self.table.horizontalHeader()
+        for column, text in widest.items():
+            needed = metrics.horizontalAdvance(text) + CELL_PADDING
+            header.resizeSection(column, max(COLUMN_WIDTHS[column], needed))
 
     def show_cursor(self, index: int) -> None:
         state = self.session.state

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.inspector.compare import (
     FORMAT,
     POLICY,
@@ -149,13 +150,13 @@ class CompareView(QWidget):
         self.comparison = compare(left, right)
         self.left_label.setText(f"<b>{html.escape(self.comparison.title('left'))}</b>")
         self.model.set_titles(self.comparison.column_title("left"), self.comparison.column_title("right"))
-        self.model.set_unit(left.unit)
+        self.model.set_unit(step_noun(left))
         self.model.set_rows(self.comparison.rows)
         self._steps = [r.step for r in self.comparison.rows]
         c = self.comparison
         self.follow_cursor()  # the new rows line up with the cursor at once, not at the next cursor move
         self.summary.setText(
-            f'<span style="color:{theme.WARN}">the two sides differ at {c.differing} of the {len(c.rows)} {left.unit}s where either emits</span><br>'
+            f'<span style="color:{theme.WARN}">the two sides differ at {c.differing} of the {len(c.rows):,} {step_noun(left)}s where either emits</span><br>'
             f'<span style="color:{theme.POLICY_COLOR}">◀ {html.escape(c.side_summary("left"))}</span><br>'
             f'<span style="color:{theme.ATOMIC_COLOR}">▶ {html.escape(c.side_summary("right"))}</span>'
         )

@@ -15,6 +15,7 @@ import html
 
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.core.parse_model import Parse
 from callscope.engine.inspector.parse_cursor import StepDelta
 from callscope.engine.inspector.step_diff import StepDiff
@@ -136,7 +137,7 @@ class ParseView(QTextBrowser):
         if key == self._last:
             return
         self._last = key
-        unit = state.analysis.unit
+        unit = step_noun(state.analysis)
         keep = self.verticalScrollBar().value()
         limit = LIVE_TAIL_CHARS if state.live else TAIL_CHARS
         page = render_step(state.step_diff(index), unit) + render_parse(view.parse, view.delta, view.step, unit, limit)

@@ -18,6 +18,7 @@ import math
 from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QAbstractButton, QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QWidget
 
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.inspector.playback import ASAP, SPEEDS, PlaybackClock
 from callscope.models.session import InspectorSession
 from callscope.ui.icons import transport_icon
@@ -277,8 +278,7 @@ class PlaybackBar(QWidget):
         finally:
             self._setting = False
         step = state.timebase.step(index)
-        unit = state.analysis.unit
-        text = f"{unit} {step}" if unit != "byte" else f"byte {step}"
+        text = f"{step_noun(state.analysis)} {step}"
         text += f"  ·  {index}/{state.last}"
         if state.timebase.timed:
             ms = state.timebase.x(index)

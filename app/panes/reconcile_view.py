@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.inspector.expected import Expected, expected_for
 from callscope.engine.inspector.reconcile import EQUAL, FINAL, CallVerdict, Reconciliation, reconcile
 from callscope.models.session import InspectorSession
@@ -167,8 +168,8 @@ class ReconcileView(QWidget):
         if state is None:
             return
         analysis = state.analysis
-        self.calls.set_unit(analysis.unit)
-        self.violations.set_unit(analysis.unit)
+        self.calls.set_unit(step_noun(analysis))
+        self.violations.set_unit(step_noun(analysis))
         if analysis.running:
             self.result = None
             self.headline.setText(f'<span style="color:{theme.DIM}">Generating… reconciliation happens at the terminal parse.</span>')

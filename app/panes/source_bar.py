@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from callscope.engine.analysis.report import describe_finish, plural
+from callscope.engine.analysis.units import steps_text
 from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.inspector.expected import expected_for
 from callscope.engine.inspector.reconcile import calls_verdict, finish_badge
@@ -135,8 +136,7 @@ class SourceBar(QFrame):
         kind = {"trace": "trace", "fixture": "byte-prefix fixture", "text": "pasted text", "model": "live model run",
                 "capture": "capture"}.get(a.source.kind, a.source.kind)
         timing = "timed" if a.timed else "untimed"
-        steps = plural(a.step_count, "token") if a.unit == "token" else f"{plural(a.step_count, 'step')} ({a.unit})"
-        self.details.setText(f"{kind} · format {a.source.format or '—'} · {steps} · {timing}")
+        self.details.setText(f"{kind} · format {a.source.format or '—'} · {steps_text(a)} · {timing}")
         self._show_about(a)
         if a.running:
             _set_tone(self.finish, "generating…", "info")

@@ -20,8 +20,11 @@ from PySide6.QtCore import QPoint, QPointF, Qt, Signal
 from PySide6.QtGui import QAction, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QMenu, QVBoxLayout, QWidget
 
+from callscope.engine.analysis.report import short_seconds
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.inspector.lanes import ATOMIC, PARSE, TOKENS, VIOLATIONS, WIRE
 from callscope.models.session import InspectorSession
+from callscope.panes.axes import count_axes
 from callscope.panes.tick_marks import GrowingBar, TickMarks, ViewSpan, cache_item
 from callscope.panes.timeline_grid import GridLines
 from callscope.ui import theme
@@ -115,7 +118,7 @@ class TimelinePlot(pg.PlotWidget):
     left = Signal()
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(viewBox=TimelineViewBox(), **kwargs)
+        super().__init__(viewBox=TimelineViewBox(), axisItems=count_axes("bottom"), **kwargs)
         self.setObjectName("Timeline")
 
     def leaveEvent(self, event) -> None:
@@ -254,7 +257,7 @@ class TimelineView(QWidget):
         ticks = [(LANE_Y[key], lanes[key].title) for key in LANE_Y]
         item.getAxis("left").setTicks([ticks])
         self._fit_lane_labels([title for _, title in ticks])
-        item.setLabel("bottom", "time (ms)" if state.timebase.timed else f"step ({state.analysis.unit})", color=theme.AXIS_TEXT)
+        item.setLabel("bottom", "time (ms)" if state.timebase.timed else f"step ({step_noun(state.analysis)})", color=theme.AXIS_TEXT)
         self._fit_x()
         self._draw_lanes()
         self._draw_bookmarks()
@@ -399,7 +402,8 @@ class TimelineView(QWidget):
             return
         x = state.timebase.x_of_step(a.ttfd_atomic.step)
         size = sum(len(c.text) for c in a.baseline_chunks if c.is_tool_call)
-        when = f"{a.ttfd_atomic.ms / 1000:.1f} s" if a.ttfd_atomic.ms is not None else f"{a.unit} {a.ttfd_atomic.step}"
+        at = a.ttfd_atomic
+        when = short_seconds(at.ms) if at.ms is not None else f"{step_noun(a)} {at.step}"
         label = pg.TextItem(f"all {size:,} chars at once · {when}", color=theme.ATOMIC_COLOR, anchor=(1.04, 0.5))
         label.setPos(x, LANE_Y[ATOMIC])
         self._add(label)

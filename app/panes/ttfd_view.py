@@ -20,6 +20,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
 from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.inspector.ttfd import (
     TtfdCurves,
     TtfdPoint,
@@ -29,6 +30,7 @@ from callscope.engine.inspector.ttfd import (
     ttfd_point,
 )
 from callscope.models.session import InspectorSession
+from callscope.panes.axes import count_axes
 from callscope.ui import theme
 
 #: Runs remembered for the across-runs plot (oldest dropped first).
@@ -97,13 +99,13 @@ class TtfdView(QWidget):
         bar.addStretch(1)
         self._key = ""  # the curves' legend: in the headline, never over the plot (it hid a label there)
         self._keyed: list[tuple[pg.PlotDataItem, str]] = []  # (curve, its name): the legend of an exported plot
-        self.plot = pg.PlotWidget(background=theme.PANEL)
+        self.plot = pg.PlotWidget(background=theme.PANEL, axisItems=count_axes("bottom", "left"))
         _style_plot(self.plot)
         self.plot.getPlotItem().setLabel("left", "argument characters delivered", color=theme.AXIS_TEXT)
         self.plot.getPlotItem().setMouseEnabled(x=True, y=False)
         self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(theme.CURSOR, width=1.5))
         self.cursor_line.setZValue(50)  # above the labels' plates
-        self.scatter_plot = pg.PlotWidget(background=theme.PANEL)
+        self.scatter_plot = pg.PlotWidget(background=theme.PANEL, axisItems=count_axes("bottom", "left"))
         _style_plot(self.scatter_plot)
         self.scatter_plot.getPlotItem().setLabel("bottom", "call length (chars of arguments)", color=theme.AXIS_TEXT)
         self.scatter_legend = self.scatter_plot.getPlotItem().addLegend(
@@ -171,7 +173,7 @@ class TtfdView(QWidget):
                 item.addItem(marker, ignoreBounds=True)
                 lo, hi = state.timebase.span
                 right = x > (lo + hi) / 2
-                text = f"first delta {describe_first(curve.first, state.analysis.unit)}"  # the colour names the curve
+                text = f"first delta {describe_first(curve.first, step_noun(state.analysis))}"  # the colour names the curve
                 # Bytes climb from bottom left to top right: the policy's label hangs from the top, the
                 # atomic one sits on the floor (its step is at the far right), the legend is top left.
                 top = max(curves.policy.total, curves.atomic.total, 1)

@@ -124,6 +124,8 @@ class Analysis:
     identity: StreamIdentity
     content_streamed: str
     truncated: bool = False
+    #: What :mod:`callscope.engine.analysis.units` learnt of the steps (is each one char?), kept with them.
+    units_seen: Any = field(default=None, init=False, repr=False, compare=False)
 
     # ------------------------------------------------------------ lookups
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from callscope.engine.analysis import units
 from callscope.engine.analysis.analyzer import Analysis, StepTime
 from callscope.engine.core import rules
 from callscope.engine.core.causes import UNFINISHED
@@ -89,6 +90,17 @@ def format_seconds(ms: float | None) -> str:
     return f"{hours} h {minutes} min"
 
 
+def short_seconds(ms: float) -> str:
+    """``120 ms``, ``0.41 s``, ``29.3 s``, ``412 s``, then ``33 min 20 s``: three significant digits, never
+    scientific notation (``2e+03 s``), and minutes once seconds stop being read at a glance."""
+    if ms < 100:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000
+    if seconds >= 600:
+        return format_seconds(ms)
+    return f"{seconds:.3g} s" if seconds < 99.95 else f"{seconds:.0f} s"  # .3g alone: 999.6 s is "1e+03 s"
+
+
 def format_ratio(ratio: float) -> str:
     """One decimal below 10x (1.6x is not 2x), whole numbers above."""
     return f"{ratio:.1f}x" if ratio < 10 else f"{ratio:.0f}x"
@@ -113,14 +125,18 @@ def ttfd_gain(analysis: Analysis) -> str | None:
     if s.ms is not None and a.ms is not None:
         if a.ms <= s.ms:
             return "no gain"
-        saved = f"{(a.ms - s.ms) / 1000:.2f} s earlier"
+        saved = f"{_saved_seconds(a.ms - s.ms)} earlier"
         if s.ms < MS_RESOLUTION:  # at once, as far as a trace can tell: no ratio to quote
             return f"at once ({saved})"
         return f"{format_ratio(a.ms / s.ms)} sooner ({saved})"
     if a.step <= s.step or not s.step:
         return "no gain" if a.step <= s.step else None
-    unit = analysis.unit
-    return f"{format_ratio(a.step / s.step)} sooner ({plural(a.step - s.step, unit)} earlier)"
+    return f"{format_ratio(a.step / s.step)} sooner ({plural(a.step - s.step, units.step_noun(analysis))} earlier)"
+
+
+def _saved_seconds(ms: float) -> str:
+    """``0.41 s``, ``28.67 s``; ``33 min 20 s`` from ten minutes on (:func:`format_seconds`), never ``1999.68 s``."""
+    return f"{ms / 1000:.2f} s" if ms < 600_000 else format_seconds(ms)
 
 
 #: Source ``extra`` keys that say in words why generation ended: a trace end record's ``detail``, a capture's error.
@@ -167,7 +183,7 @@ def summary_text(analysis: Analysis) -> str:
     lines = [
         f"{analysis.name}: {src.kind}"
         + (f" {src.path}" if src.path else "")
-        + f", format {src.format or '-'}, policy {src.policy}, {plural(analysis.step_count, analysis.unit)}"
+        + f", format {src.format or '-'}, policy {src.policy}, {units.steps_text(analysis)}"
         + ("" if analysis.timed else " (untimed)"),
     ]
     description = src.extra.get("description")
@@ -178,8 +194,8 @@ def summary_text(analysis: Analysis) -> str:
         for call in analysis.calls:
             verdict = "reconstructs" if call.reconstructs else "DOES NOT reconstruct"
             lines.append(
-                f"  [{call.index}] {call.name} id={call.id} {verdict}; first delta {describe_at(call.first_delta, analysis.unit)}"
-                f"; {len(call.streamed_arguments)} chars of arguments"
+                f"  [{call.index}] {call.name} id={call.id} {verdict}; first delta {describe_at(call.first_delta, units.step_noun(analysis))}"
+                f"; {len(call.streamed_arguments):,} chars of arguments"
             )
     else:
         lines.append("calls: none")
@@ -189,9 +205,10 @@ def summary_text(analysis: Analysis) -> str:
         lines.append(f"content: {_clip(analysis.terminal.content)}")
     lines.append(f"finish_reason: {describe_finish(analysis)}")
     gain = ttfd_gain(analysis)
+    noun = units.step_noun(analysis)
     lines.append(
-        f"time to first tool-call delta: {describe_at(analysis.ttfd_streaming, analysis.unit)} {src.policy}"
-        f" vs {describe_at(analysis.ttfd_atomic, analysis.unit)} atomic" + (f", {gain}" if gain else "")
+        f"time to first tool-call delta: {describe_at(analysis.ttfd_streaming, noun)} {src.policy}"
+        f" vs {describe_at(analysis.ttfd_atomic, noun)} atomic" + (f", {gain}" if gain else "")
     )
     if analysis.violations:
         lines.append(f"violations ({len(analysis.violations)}):")
@@ -222,8 +239,8 @@ def chunks_text(analysis: Analysis) -> str:
 
 
 def plural(count: int, noun: str) -> str:
-    """``1 token``, ``2 tokens``."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+    """``1 token``, ``2 tokens``, ``100,000 tokens`` (:func:`callscope.engine.analysis.units.plural`)."""
+    return units.plural(count, noun)
 
 
 def _clip(text: str, limit: int = 120) -> str:

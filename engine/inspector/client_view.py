@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.core.wire import ARGUMENTS, CONTENT, FINISH, HEADER, REASONING, WireChunk
 from callscope.engine.inspector.timebase import Timebase
 from callscope.engine.inspector.ttfd import ttfd_label
@@ -255,7 +256,7 @@ class ClientView:
         first_chunk = stream.chunks[first] if first is not None else None
         finished = stream.finish_number is not None and stream.finish_number < count
         state = DONE if finished else (RECEIVING if first is not None else WAITING)
-        clock = clock_text(ms, self.analysis.unit, step)
+        clock = clock_text(ms, step_noun(self.analysis), step)
         return ClientPanel(
             title=title,
             policy=policy,
@@ -275,7 +276,7 @@ class ClientView:
 
     def _status(self, state: str, calls: tuple[ClientCall, ...], first: WireChunk | None, stream: ClientStream,
                 ended: bool) -> str:
-        unit = self.analysis.unit
+        unit = step_noun(self.analysis)
         if state == WAITING:
             return f"nothing arrived (the stream ended: {self.analysis.finish_cause})" if ended else "nothing yet"
         chars = sum(len(c.arguments) for c in calls)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.core.parse_model import (
     ArgumentsAppended,
     CallNamed,
@@ -93,7 +94,7 @@ class Lanes:
         self.timebase = timebase
         policy = analysis.source.policy
         self.lanes: dict[str, Lane] = {
-            TOKENS: Lane(TOKENS, "tokens" if analysis.unit == "token" else f"steps ({analysis.unit})"),
+            TOKENS: Lane(TOKENS, "tokens" if analysis.unit == "token" else f"steps ({step_noun(analysis)})"),
             PARSE: Lane(PARSE, "parse events"),
             WIRE: Lane(WIRE, f"wire · {policy}"),
             # Under the atomic policy the wire lane is already "wire · atomic": the baseline says what it is.

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.analysis.report import describe_finish, end_detail
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.core import rules
 from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.core.wire import Violation
@@ -210,7 +211,7 @@ def reconcile(analysis: Analysis, held: HeldText | None = None) -> Reconciliatio
                 call.final_arguments,
                 call.first_delta.step,
                 char_diff(call.streamed_arguments, call.final_arguments or ""),
-                analysis.unit,
+                step_noun(analysis),
                 client_assemblies(call.clients),
             )
         )

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.core.parse_model import CallOpened, CallRevised, CallsDropped, ContentRevised, Parse
 from callscope.engine.formats import UnknownFormat, get_spec
@@ -250,7 +251,7 @@ class InspectorState:
         step = self.timebase.step(index)
         token = self.spans.span(index)
         text = self.spans.text[token.start : token.end]
-        head = f"{self.analysis.unit} {step}"  # the unit the window's readouts use ("byte 44", "token 44")
+        head = f"{step_noun(self.analysis)} {step}"  # the unit the window's readouts use ("byte 44", "token 44")
         if self.timebase.timed:
             head += f" · {time_text(self.timebase.x(index))}"
         parts = [head]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 
 from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.units import step_noun
 
 
 class Timebase:
@@ -26,7 +27,7 @@ class Timebase:
 
     @property
     def unit_label(self) -> str:
-        return "ms" if self.timed else self.analysis.unit
+        return "ms" if self.timed else step_noun(self.analysis)
 
     def sync(self) -> int:
         """Take in steps added since the last call (live runs); returns how many were added."""

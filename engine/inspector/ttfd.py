@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from callscope.engine.analysis.analyzer import Analysis, StepTime
-from callscope.engine.analysis.report import ttfd_gain
+from callscope.engine.analysis.report import short_seconds, ttfd_gain
+from callscope.engine.analysis.units import step_noun
 from callscope.engine.core.wire import WireChunk
 from callscope.engine.inspector.timebase import Timebase
 
@@ -58,10 +59,8 @@ def delivery_curve(label: str, chunks: list[WireChunk], timebase: Timebase, firs
 
 
 def seconds(ms: float) -> str:
-    """``0.41 s``, ``29.3 s``, ``120 ms`` -> three significant digits."""
-    if ms < 100:
-        return f"{ms:.0f} ms"
-    return f"{ms / 1000:.3g} s"
+    """``0.41 s``, ``29.3 s``, ``120 ms``: :func:`~callscope.engine.analysis.report.short_seconds`."""
+    return short_seconds(ms)
 
 
 def describe_first(at: StepTime, unit: str) -> str:
@@ -78,9 +77,10 @@ def ttfd_label(analysis: Analysis) -> str:
     if s.step is None and a.step is None:
         return "no tool-call delta (no call was streamed)"
     policy = analysis.source.policy
-    text = f"first delta {describe_first(s, analysis.unit)}"
+    noun = step_noun(analysis)
+    text = f"first delta {describe_first(s, noun)}"
     if policy != "atomic":
-        text += f" vs {describe_first(a, analysis.unit)} atomic"
+        text += f" vs {describe_first(a, noun)} atomic"
     gain = gain_text(analysis)
     if gain and policy != "atomic":
         text += f", {gain}"
@@ -103,7 +103,7 @@ class TtfdCurves:
 def ttfd_curves(analysis: Analysis, timebase: Timebase) -> TtfdCurves:
     policy = delivery_curve(analysis.source.policy, analysis.chunks, timebase, analysis.ttfd_streaming)
     atomic = delivery_curve("atomic", analysis.baseline_chunks, timebase, analysis.ttfd_atomic)
-    x_label = "time (ms)" if timebase.timed else f"step ({analysis.unit})"
+    x_label = "time (ms)" if timebase.timed else f"step ({step_noun(analysis)})"
     return TtfdCurves(policy, atomic, ttfd_label(analysis), x_label)
 
 
