@@ -48,7 +48,7 @@ def test_opening_a_trace_fills_every_pane(window):
     assert window.reconcile_view.calls.rowCount() == 2
     assert "finish_reason tool_calls" in window.reconcile_view.headline.text()
     assert ttfd_label(a) in window.ttfd_view.label.text()
-    assert window.compare_view.model.rowCount() > 0 and window.compare_view.comparison is not None
+    assert window.compare_view.comparison is not None and window.compare_view.model.rowCount() > 0  # built when asked
     assert window.source_bar.finish.text() == "finish_reason tool_calls"
     assert "hermes_parallel" in window.windowTitle()
 
@@ -442,6 +442,7 @@ def test_tables_count_in_the_analysis_unit_and_one_time_format(qtbot, tmp_path, 
     assert window.reconcile_view.violations.headerData(1, horizontal) == "token"
     calls = window.reconcile_view.calls
     assert calls.data(calls.index(0, 3)) == f"token {a.calls[0].first_delta.step}"
+    assert window.compare_view.comparison is not None  # compared when asked (or when its tab is shown)
     compare = window.compare_view.model
     assert compare.headerData(0, horizontal) == "token"
     assert window.chunks_view.model.headerData(0, horizontal) == "token"

@@ -13,6 +13,7 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -45,7 +46,8 @@ class CompareView(QWidget):
     def __init__(self, session: InspectorSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.comparison: Comparison | None = None
+        self._comparison: Comparison | None = None
+        self._stale = False  # a source is shown but not compared yet: done when the tab is shown or asked
         self.other = QComboBox()
         self.other.addItem(DEFAULT_TARGET.label)
         self.other.setToolTip("Another policy, or (for a source that carries text) another wire format's parser")
@@ -92,6 +94,13 @@ class CompareView(QWidget):
         self._steps: list[int] = []
 
     @property
+    def comparison(self) -> Comparison | None:
+        """The comparison shown; computed on first need (the tab shown, or asked for), not when a source opens."""
+        if self._stale:
+            self._build()
+        return self._comparison
+
+    @property
     def target(self) -> CompareTarget:
         return target_from_label(self.other.currentText()) or DEFAULT_TARGET
 
@@ -124,15 +133,33 @@ class CompareView(QWidget):
                 self._filling = False
 
     def rebuild(self) -> None:
+        """A new analysis is shown: compare it now if this tab is shown, else when it is (or when asked).
+
+        Comparing analyses the whole source a second time (another policy or parser): on a
+        100,000-step trace that was more than a second of every open, for a tab most opens never show.
+        """
         state = self.session.state
-        self.comparison = None
+        self._comparison = None
+        self._stale = False
         self.error = ""
         if state is None or self.session.source is None or state.analysis.running:
             self.model.set_rows([])
             self.summary.setText(f'<span style="color:{theme.DIM}">Compare is available once the stream has ended.</span>')
             return
+        self._fill_picker(compare_targets(state.analysis))
+        self._stale = True
+        if self.isVisible():
+            self._build()
+        else:
+            self.model.set_rows([])
+            self.summary.setText(f'<span style="color:{theme.DIM}">Compared when this tab is shown.</span>')
+
+    def _build(self) -> None:
+        """Analyse the source the other way and line the two up (the work :meth:`rebuild` puts off)."""
+        self._stale = False
+        state = self.session.state
+        assert state is not None and self.session.source is not None
         left = state.analysis
-        self._fill_picker(compare_targets(left))
         target = self.target
         self.left_label.setText(f"<b>{html.escape(left.source.policy)}</b>")
         try:
@@ -147,7 +174,7 @@ class CompareView(QWidget):
             self._show_error(f"{target.label}: analysis failed: {type(exc).__name__}: {exc}")
             return
         right = next((a for a in others if a.name == left.name), others[0])
-        self.comparison = compare(left, right)
+        self._comparison = compare(left, right)
         self.left_label.setText(f"<b>{html.escape(self.comparison.title('left'))}</b>")
         self.model.set_titles(self.comparison.column_title("left"), self.comparison.column_title("right"))
         self.model.set_unit(step_noun(left))
@@ -187,6 +214,12 @@ class CompareView(QWidget):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        if self._stale:
+            QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+            try:
+                self._build()
+            finally:
+                QApplication.restoreOverrideCursor()
         self.follow_cursor()
 
     def _row_selected(self, current, _previous) -> None:

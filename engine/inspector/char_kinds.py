@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import json
+from array import array
 import re
 from dataclasses import dataclass
 
@@ -54,9 +55,13 @@ _TRAILING = re.compile(r'"?[\s}\],]*$')
 MAX_PENDING = 1 << 20
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Run:
-    """Characters ``[start, end)`` of one kind (``call``: which call's arguments or markup)."""
+    """Characters ``[start, end)`` of one kind (``call``: which call's arguments or markup).
+
+    Mutable: the last run grows in place as each step extends it (a new object per step was
+    100,000 allocations when a long call opens).
+    """
 
     start: int
     end: int
@@ -134,13 +139,20 @@ class CharKinds:
         self._end = 0  # length of the text fed so far
         self._last_call: int | None = None  # the call of the last piece (markup after it is its closer)
         self._pending_call: int | None = None  # a call opened or named since the last piece
-        self._resolved: list[tuple[int, int]] = [(0, 0)]  # (step, offset): text before offset produced something
+        # (step, offset) pairs, as two columns: by ``step`` the text before ``offset`` had produced something
+        self._resolved_steps = array("q", [0])
+        self._resolved_offsets = array("q", [0])
         self.finished = False
 
     # ------------------------------------------------------------ feeding
 
     def step(self, step: int, text: str, events: list) -> None:
         """A step added ``text`` and the parser reported ``events`` (its terminal events at the last step)."""
+        if len(events) == 1 and text and not self._tail:
+            event = events[0]
+            if type(event) is ArgumentsAppended and event.text == text:  # noqa: E721 - the exact class, fast
+                self._arguments_step(step, text, event.index)
+                return
         if text:
             self._tail += text
             self._end += len(text)
@@ -177,8 +189,23 @@ class CharKinds:
             resolved = self._end  # a call's header, or JSON the parser wrote for it: that text produced them
         elif len(self._tail) > MAX_PENDING:
             self._give_up(len(self._tail) - MAX_PENDING)
-        if resolved > self._resolved[-1][1]:
-            self._resolved.append((step, resolved))
+        self._resolve(step, resolved)
+
+    def _arguments_step(self, step: int, text: str, call: int) -> None:
+        """The common step, taken as :meth:`step` takes it: all of its text became one call's arguments."""
+        start = self._located
+        end = start + len(text)
+        self._end = end
+        self._add(start, end, ARGUMENTS, call)
+        self._last_call = call
+        self._pending_call = None
+        self._located = end
+        self._resolve(step, end)
+
+    def _resolve(self, step: int, offset: int) -> None:
+        if offset > self._resolved_offsets[-1]:
+            self._resolved_steps.append(step)
+            self._resolved_offsets.append(offset)
 
     def finish(self, step: int, cut: bool) -> None:
         """The stream ended at ``step``: its unlocated tail is markup the parser consumed, or, if ``cut``, held."""
@@ -191,8 +218,7 @@ class CharKinds:
             self._add(self._located, self._end, MARKUP, self._gap_call())
             self._located = self._end
             self._tail = ""
-        if self._end > self._resolved[-1][1]:
-            self._resolved.append((step, self._end))
+        self._resolve(step, self._end)
 
     def extend(self, text: str) -> None:
         """Text with no step of its own (a UTF-8 tail flushed at the end): it joins the unlocated tail."""
@@ -212,8 +238,8 @@ class CharKinds:
             return
         if self.runs:
             last = self.runs[-1]
-            if last.kind == kind and last.call == call and last.end == start:
-                self.runs[-1] = Run(last.start, end, kind, call)
+            if last.end == start and last.kind == kind and last.call == call:
+                last.end = end
                 return
         self.runs.append(Run(start, end, kind, call))
         self._starts.append(start)
@@ -227,8 +253,8 @@ class CharKinds:
 
     def resolved_at(self, step: int) -> int:
         """Offset before which the text had produced something (a piece, a call's header) by ``step``."""
-        i = bisect.bisect_right(self._resolved, (step, float("inf"))) - 1
-        return self._resolved[max(0, i)][1]
+        i = bisect.bisect_right(self._resolved_steps, step) - 1
+        return self._resolved_offsets[max(0, i)]
 
     def kinds(self, start: int, end: int) -> list[tuple[int, int, str, int | None]]:
         """``(start, end, kind, call)`` over characters ``[start, end)``; unclassified text is ``held``."""

@@ -109,40 +109,67 @@ class TextSpans:
         self.kinds: list[str] = [HELD]
         self.display: list[str] = [HELD]  # kinds with tool-call markup runs relabelled as ``call``
         self.call_index: list[int | None] = [None]
-        self._events_seen = 0
-        self._events_by_step: dict[int, list] = {}
+        self._events_seen = 0  # parse events before this one belong to steps already taken in
         self._records_seen = 0
+        self._clean = True  # the UTF-8 decoder holds no partial character: an ASCII step decodes as itself
         self.has_text = False
         self.chars = CharKinds()
         self.sync()
 
     def sync(self) -> str:
-        """Take in new steps; returns the text they added (the text pane appends it)."""
+        """Take in new steps; returns the text they added (the text pane appends it).
+
+        One pass over the new step records beside the parse events (both in step order): a step's
+        events are the run of events with its number, read where the last step's ended. This runs
+        once per step of a 100,000-step trace when it opens, so the common cases go first: an ASCII
+        step (its text is its bytes) and a step that only grew one call's arguments.
+        """
         added: list[str] = []
         events = self.analysis.parse_events
-        for step, event in events[self._events_seen :]:
-            self._events_by_step.setdefault(step, []).append(event)
-        self._events_seen = len(events)
+        event_count = len(events)
+        at = self._events_seen
         positions = self.timebase.steps
+        position_count = len(positions)
         records = self.analysis.steps
-        for record in records[self._records_seen :]:
-            piece = self._decoder.decode(record.data) if record.data else ""
-            if record.data:
-                self.has_text = True
+        ends, ends16, chars = self.ends, self.ends16, self.chars
+        decoder = self._decoder
+        clean = self._clean
+        for record in records[self._records_seen :] if self._records_seen else records:
+            data = record.data
+            if not data:
+                piece = ""
+            elif clean and data.isascii():
+                piece = data.decode("ascii")
+            else:
+                piece = decoder.decode(data)
+                clean = not decoder.buffer
             if piece:
+                self.has_text = True
                 added.append(piece)
-            position = len(self.ends)
-            if position < len(positions) and positions[position] == record.step:
-                self.ends.append(self.ends[-1] + len(piece))
-                self.ends16.append(self.ends16[-1] + utf16_len(piece))
-                events_here = self._events_by_step.get(record.step, [])
+            elif data:
+                self.has_text = True
+            step = record.step
+            while at < event_count and events[at][0] < step:
+                at += 1  # events of a step that is no position (none here; kept as before: not classified)
+            first = at
+            while at < event_count and events[at][0] == step:
+                at += 1
+            position = len(ends)
+            size = len(piece)
+            size16 = size if piece.isascii() else utf16_len(piece)
+            if position < position_count and positions[position] == step:
+                ends.append(ends[-1] + size)
+                ends16.append(ends16[-1] + size16)
+                events_here = [event for _, event in events[first:at]] if at > first else []
                 kind, index = classify(events_here)
                 self._append_kind(kind, index, opens_call(events_here))
-                self.chars.step(record.step, piece, events_here)
+                chars.step(step, piece, events_here)
             else:  # a step that is not a position (duplicate number): fold into the last token
-                self.ends[-1] += len(piece)
-                self.ends16[-1] += utf16_len(piece)
-                self.chars.extend(piece)
+                ends[-1] += size
+                ends16[-1] += size16
+                chars.extend(piece)
+        self._clean = clean
+        self._events_seen = at
         self._records_seen = len(records)
         text = "".join(added)
         if text:
@@ -150,6 +177,11 @@ class TextSpans:
         return text
 
     def _append_kind(self, kind: str, index: int | None, opened: int | None = None) -> None:
+        if kind == ARGUMENTS and opened is None and self.kinds[-1] == ARGUMENTS and self.call_index[-1] == index:
+            self.kinds.append(kind)  # the common step: more of the same call's arguments (nothing to relabel)
+            self.display.append(kind)
+            self.call_index.append(index)
+            return
         previous = self.display[-1]
         display = kind
         if kind == HELD and previous in (CALL, ARGUMENTS) and len(self.display) > 1:
