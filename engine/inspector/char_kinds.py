@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import bisect
 import json
-from array import array
 import re
+from array import array
 from dataclasses import dataclass
 
 from callscope.engine.core.parse_model import (
