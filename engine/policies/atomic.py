@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from callscope.engine.core import rules
 from callscope.engine.core.causes import UNFINISHED
-from callscope.engine.core.parse_model import Parse, StepChanges
+from callscope.engine.core.parse_model import ArgumentsAppended, Parse, ParseEvent, StepChanges
 from callscope.engine.core.wire import HEADER, WireChunk
 from callscope.engine.policies.base import StreamingPolicy, finish_reason_for
 
@@ -25,6 +25,15 @@ class AtomicPolicy(StreamingPolicy):
 
     def on_step(self, step: int, ms: float | None, changes: StepChanges, terminal: bool) -> None:
         self.stream_text(step, ms, changes)
+
+    def quick_step(self, step: int, ms: float | None, event: ParseEvent | None) -> bool:
+        """A step that only grew a call's arguments (or did nothing) sends nothing: calls wait for the end."""
+        if event is None:
+            return not self.content.pending and not self.reasoning.pending
+        if type(event) is ArgumentsAppended:  # noqa: E721 - this class exactly
+            event.apply(self.view)
+            return True
+        return False
 
     def decide_finish(self, step: int, terminal: Parse, cause: str) -> str | None:
         if cause in UNFINISHED:  # a cut stream never reaches the end of generation: nothing is sent

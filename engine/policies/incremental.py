@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from callscope.engine.core import rules
 from callscope.engine.core.causes import UNFINISHED
-from callscope.engine.core.parse_model import Parse, StepChanges
+from callscope.engine.core.parse_model import ArgumentsAppended, Parse, ParseEvent, StepChanges
 from callscope.engine.core.wire import ARGUMENTS, HEADER, WireChunk, describe_difference
 from callscope.engine.policies.base import SentCall, StreamingPolicy, finish_reason_for
 
@@ -59,6 +59,32 @@ class IncrementalPolicy(StreamingPolicy):
                 f"the parse now has {changes.dropped_to} call(s) but {len(self.wire)} were announced; withheld",
             )
         self._flush(step, ms)
+
+    def quick_step(self, step: int, ms: float | None, event: ParseEvent | None) -> bool:
+        """Nothing, or one more piece of an announced call that still extends what was sent: that piece goes out.
+
+        Only when every call the parse holds is announced and nothing is pending (what :meth:`on_step`
+        would leave after any step but one that dropped calls): then the long way sends exactly this.
+        """
+        wire = self.wire
+        if len(wire) != len(self.view.calls) or self.content.pending or self.reasoning.pending:
+            return False
+        for call in wire:
+            if call.pending:
+                return False
+        if event is None:
+            return True
+        if type(event) is not ArgumentsAppended or event.index >= len(wire):  # noqa: E721 - this class exactly
+            return False
+        call = wire[event.index]
+        if not call.synced:
+            return False
+        event.apply(self.view)
+        text = event.text
+        if text:
+            call.record(text)
+            self.chunks.append(WireChunk(step, ms, ARGUMENTS, text, call.index))
+        return True
 
     def _appended(self, call: WireCall, pieces: list[str]) -> None:
         if call.synced:
