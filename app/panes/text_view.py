@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QWidget
 
-from callscope.engine.inspector.text_spans import ARGUMENTS, TextSpans
+from callscope.engine.inspector.text_spans import ARGUMENTS, HELD, TextSpans
 from callscope.models.session import InspectorSession
 from callscope.ui import theme
 
@@ -56,6 +56,9 @@ class TokenHighlighter(QSyntaxHighlighter):
         block = self.currentBlock()
         block_start = block.position()  # Qt positions are UTF-16 units: use the spans' UTF-16 boundaries
         block_end = block_start + block.length() - 1
+        if not spans.astral:
+            self._highlight_narrow(spans, block_start, block_end)
+            return
         ends = spans.ends16
         position = max(1, bisect.bisect_right(ends, block_start))
         while position < len(ends):
@@ -75,6 +78,51 @@ class TokenHighlighter(QSyntaxHighlighter):
                     hi = min(hi16, block_end) - block_start
                     if hi > lo:
                         self.setFormat(lo, hi - lo, self._format(kind, call, shade))
+            position += 1
+
+
+    def _highlight_narrow(self, spans: TextSpans, block_start: int, block_end: int) -> None:
+        """:meth:`highlightBlock` for a text without astral characters (character offsets are Qt positions).
+
+        One sweep over the tokens beside the runs of kinds (both in text order), instead of asking
+        each token its pieces: a generated tool call is often one block of 100,000 tokens, and that
+        was most of the time a big trace took to open. A token that spans kinds is cut as before.
+        """
+        ends = spans.ends
+        runs = spans.chars.runs
+        run_count = len(runs)
+        position = max(1, bisect.bisect_right(ends, block_start))
+        r = max(0, bisect.bisect_right(spans.chars.run_starts, ends[position - 1]) - 1)
+        set_format, get_format = self.setFormat, self._format
+        last_key: tuple[str, int | None] | None = None
+        formats: tuple[QTextCharFormat, QTextCharFormat] | None = None
+        count = len(ends)
+        while position < count:
+            start = ends[position - 1]
+            if start >= block_end:
+                break
+            end = ends[position]
+            if end > start:
+                while r < run_count and runs[r].end <= start:
+                    r += 1
+                run = runs[r] if r < run_count else None
+                if run is None or run.start >= end:
+                    key = (HELD, None)
+                elif run.start <= start and run.end >= end:
+                    key = (run.kind, run.call)
+                else:  # several kinds in one token (a marker and the value it opens)
+                    for lo, hi, kind, call in spans.pieces(position):
+                        lo, hi = max(lo, block_start) - block_start, min(hi, block_end) - block_start
+                        if hi > lo:
+                            set_format(lo, hi - lo, get_format(kind, call, position % 2))
+                    position += 1
+                    continue
+                if key != last_key:
+                    last_key = key
+                    formats = (get_format(key[0], key[1], 0), get_format(key[0], key[1], 1))
+                lo, hi = max(start, block_start) - block_start, min(end, block_end) - block_start
+                if hi > lo:
+                    set_format(lo, hi - lo, formats[position % 2])
             position += 1
 
 

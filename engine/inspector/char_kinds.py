@@ -247,6 +247,11 @@ class CharKinds:
     # ------------------------------------------------------------ queries
 
     @property
+    def run_starts(self) -> list[int]:
+        """Where each run starts (sorted): find the run at an offset by bisection."""
+        return self._starts
+
+    @property
     def located(self) -> int:
         """Characters classified so far (the rest is held, or not yet decided)."""
         return self._located

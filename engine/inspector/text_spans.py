@@ -113,6 +113,8 @@ class TextSpans:
         self._records_seen = 0
         self._clean = True  # the UTF-8 decoder holds no partial character: an ASCII step decodes as itself
         self.has_text = False
+        #: Some character is outside the BMP: two Qt positions for one character, so ``ends16`` differs from ``ends``.
+        self.astral = False
         self.chars = CharKinds()
         self.sync()
 
@@ -157,6 +159,8 @@ class TextSpans:
             position = len(ends)
             size = len(piece)
             size16 = size if piece.isascii() else utf16_len(piece)
+            if size16 != size:
+                self.astral = True
             if position < position_count and positions[position] == step:
                 ends.append(ends[-1] + size)
                 ends16.append(ends16[-1] + size16)
@@ -226,6 +230,7 @@ class TextSpans:
             self._pieces.append(tail)
             self.ends[-1] += len(tail)
             self.ends16[-1] += utf16_len(tail)
+            self.astral = self.astral or utf16_len(tail) != len(tail)
             self.chars.extend(tail)
         self.chars.finish(self.timebase.steps[-1], cut=self.analysis.finish_cause in UNFINISHED)
         return tail
