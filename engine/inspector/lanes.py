@@ -116,19 +116,38 @@ class Lanes:
         tokens.xs.extend(tb.xs[self._positions :])
         tokens.steps.extend(tb.steps[self._positions :])
         self._positions = len(tb)
+        # Events and chunks come in step order: a step's x is looked up once, not per mark (a 100,000-step
+        # trace has two marks a step), and a dense mark is two appends.
         parse = self.lanes[PARSE]
-        for step, event in self.analysis.parse_events[self._events :]:
+        events = self.analysis.parse_events
+        x_at = _XOf(tb)
+        track = self._track_call
+        for step, event in events[self._events :] if self._events else events:
             kind = event.kind
-            x = tb.x_of_step(step)
-            parse.kind(kind).add(x, step, "" if kind in _DENSE else _event_label(event))
-            self._track_call(event, x)
-        self._events = len(self.analysis.parse_events)
+            x = x_at(step)
+            series = parse.series.get(kind) or parse.kind(kind)
+            if kind in _DENSE:
+                series.xs.append(x)
+                series.steps.append(step)
+                if kind == "arguments":
+                    track(event, x)
+            else:
+                series.add(x, step, _event_label(event))
+                track(event, x)
+        self._events = len(events)
         wire = self.lanes[WIRE]
-        for chunk in self.analysis.chunks[self._chunks :]:
-            if not _sent(chunk):
-                continue
-            wire.kind(chunk.kind).add(tb.x_of_step(chunk.step), chunk.step, "" if chunk.kind in _DENSE else _chunk_label(chunk))
-        self._chunks = len(self.analysis.chunks)
+        chunks = self.analysis.chunks
+        for chunk in chunks[self._chunks :] if self._chunks else chunks:
+            kind = chunk.kind
+            if kind == "finish" and chunk.finish_reason is None:
+                continue  # not sent (:func:`_sent`)
+            series = wire.series.get(kind) or wire.kind(kind)
+            if kind in _DENSE:
+                series.xs.append(x_at(chunk.step))
+                series.steps.append(chunk.step)
+            else:
+                series.add(x_at(chunk.step), chunk.step, _chunk_label(chunk))
+        self._chunks = len(chunks)
         self._rebuild_finished_lanes()
 
     def _rebuild_finished_lanes(self) -> None:
@@ -152,12 +171,30 @@ class Lanes:
             span = self.calls[event.index]
             span.named_x, span.name = x, event.name
         elif isinstance(event, (ArgumentsAppended, CallRevised)):
-            span = self.calls.setdefault(event.index, CallSpan(event.index, x, None, None, None, None))
+            span = self.calls.get(event.index)
+            if span is None:
+                span = self.calls[event.index] = CallSpan(event.index, x, None, None, None, None)
             if isinstance(event, CallRevised) and event.name and span.named_x is None:
                 span.named_x, span.name = x, event.name
             if span.args_first_x is None:
                 span.args_first_x = x
             span.args_last_x = x
+
+
+class _XOf:
+    """A step's x on ``timebase``, remembering the last step asked (marks come in step order)."""
+
+    __slots__ = ("timebase", "step", "x")
+
+    def __init__(self, timebase: Timebase) -> None:
+        self.timebase = timebase
+        self.step: int | None = None
+        self.x = 0.0
+
+    def __call__(self, step: int) -> float:
+        if step != self.step:
+            self.step, self.x = step, self.timebase.x_of_step(step)
+        return self.x
 
 
 def _sent(chunk: WireChunk) -> bool:
