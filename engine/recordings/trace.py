@@ -323,7 +323,69 @@ def parse_trace(raw: bytes, origin: str = "<trace>") -> Trace:
     """Parse the bytes of a trace file (see :func:`read_trace`)."""
     raw = strip_bom(raw, origin, TraceError)
     with gc_paused():
-        return _parse_trace(raw, origin)
+        return _parse_well_formed(raw, origin) or _parse_trace(raw, origin)
+
+
+#: The JSON scanner :func:`json.loads` runs, called at each line's start (no per-line decode, strip or slice).
+_SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
+_STEP_KEYS = frozenset({"type", "ms", "text"})
+
+
+def _parse_well_formed(raw: bytes, origin: str) -> Trace | None:
+    """The trace, if every line is a well-formed record; else None, and :func:`_parse_trace` says what is wrong.
+
+    A 100,000-step trace is 100,000 lines: decoding, stripping and ``json.loads``-ing each
+    was a third of the time the window took to open one. Here the file is decoded once and
+    the JSON scanner reads each record where its line starts; the usual step record
+    (``type``, ``ms`` as a number, ``text``) is checked inline, anything else goes through
+    :func:`_add_record`. The first doubt (a line that is not exactly one JSON object, an
+    error of any kind, a cut last line) hands the file to the careful parser, which gives
+    the line and the reason; so both read every valid file alike.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    scan, find, size = _SCAN, text.find, len(text)
+    trace: Trace | None = None
+    steps: list[TraceStep] = []
+    latest = 0.0
+    pos, number = 0, 0
+    try:
+        while pos < size:
+            number += 1
+            end = find("\n", pos)
+            if end < 0:
+                end = size
+            if text[pos] != "{":
+                if text[pos:end].strip():
+                    return None
+                pos = end + 1
+                continue
+            record, stop = scan(text, pos)
+            if stop != end and text[stop:end].strip():
+                return None  # more than one value on the line
+            pos = end + 1
+            if type(record) is not dict:  # noqa: E721 - a subclass cannot come out of json
+                return None
+            if trace is None:
+                trace = Trace(_header(record, f"{origin}:{number}"), path=origin)
+                steps = trace.steps
+                continue
+            ms = record.get("ms")
+            if (record.get("type") == "step" and type(ms) is float and latest <= ms <= MAX_MS  # noqa: E721
+                    and trace.end is None and record.keys() == _STEP_KEYS and type(record["text"]) is str):  # noqa: E721
+                steps.append(TraceStep(ms, record["text"].encode("utf-8")))
+                latest = ms
+                continue
+            ms = _add_record(trace, record, f"{origin}:{number}")
+            if ms is not None:
+                if ms < latest:
+                    return None
+                latest = ms
+    except (ValueError, StopIteration, RecursionError, TraceError, UnicodeEncodeError):
+        return None  # JSONDecodeError is a ValueError; the careful parser names the line and the reason
+    return trace
 
 
 def _parse_trace(raw: bytes, origin: str) -> Trace:
