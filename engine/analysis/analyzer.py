@@ -168,6 +168,10 @@ class Analysis:
         return data.decode("utf-8", errors="replace")
 
 
+#: Events that can name a call (the first name of each call is its name-complete time).
+_NAMING = frozenset({CallNamed, CallRevised})
+
+
 class Analyzer:
     """Feeds one stream through a parser and a policy (plus the atomic baseline).
 
@@ -199,6 +203,7 @@ class Analyzer:
         self.parse_events: list[tuple[int, ParseEvent]] = []
         self._named: dict[int, StepTime] = {}
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._clean = True  # the decoder holds no partial character
         self._previous_parse = Parse()
         self._step = 0
         self._finished: Analysis | None = None
@@ -217,7 +222,11 @@ class Analyzer:
         assert self.parser is not None, "feed_bytes needs a format parser"
         number = self._next_step(step)
         self.steps.append(StepRecord(number, ms, data, tokens))
-        text = self._decoder.decode(data)
+        if self._clean and data.isascii():  # no character split across steps pending: the bytes are the text
+            text = data.decode("ascii")
+        else:
+            text = self._decoder.decode(data)
+            self._clean = not self._decoder.buffer
         self._advance(number, ms, self.parser.feed(text) if text else [])
 
     def feed_text(self, text: str, ms: float | None = None, step: int | None = None) -> None:
@@ -248,7 +257,7 @@ class Analyzer:
     def _advance(self, step: int, ms: float | None, events: list[ParseEvent]) -> None:
         for event in events:
             self.parse_events.append((step, event))
-            if isinstance(event, (CallNamed, CallRevised)) and event.name is not None:
+            if type(event) in _NAMING and event.name is not None:
                 self._named.setdefault(event.index, StepTime(step, ms))
         self.policy.step(step, ms, events)
         if self.baseline is not None:
