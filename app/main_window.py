@@ -124,6 +124,7 @@ class MainWindow(QMainWindow):
         self.text_view = GeneratedTextView(s)
         self.text_pane = Pane("Generated text", self.text_view)
         self.text_pane.add_footer(self.text_view.held_label)  # what the parser holds back at the cursor, and why
+        self.text_pane.add_footer(self.text_view.window_label)  # a long text: which part is shown
         self.text_pane.setMinimumWidth(NARROW_TEXT_PANE - 60)  # the splitter never squeezes it to a sliver
         self.parse_view = ParseView(s)
         self.parse_pane = Pane("Partial parse", self.parse_view)

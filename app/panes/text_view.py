@@ -28,6 +28,8 @@ class TokenHighlighter(QSyntaxHighlighter):
     def __init__(self, document) -> None:
         super().__init__(document)
         self.spans: TextSpans | None = None
+        #: Qt position (in the whole text) of the document's first character: a window of a long text.
+        self.offset = 0
         self._formats: dict[tuple[str, int | None, int], QTextCharFormat] = {}
 
     def forget_formats(self) -> None:
@@ -54,7 +56,7 @@ class TokenHighlighter(QSyntaxHighlighter):
         if spans is None or not text:
             return
         block = self.currentBlock()
-        block_start = block.position()  # Qt positions are UTF-16 units: use the spans' UTF-16 boundaries
+        block_start = block.position() + self.offset  # Qt positions are UTF-16 units: the spans' UTF-16 boundaries
         block_end = block_start + block.length() - 1
         if not spans.astral:
             self._highlight_narrow(spans, block_start, block_end)
@@ -129,6 +131,12 @@ class TokenHighlighter(QSyntaxHighlighter):
 #: While a run is live, past this many characters the pane keeps only the last LIVE_TAIL_CHARS.
 LIVE_TRIM_AT = 10000
 LIVE_TAIL_CHARS = 5000
+#: A finished text longer than this is shown as a window of WINDOW_CHARS around the cursor, moved when the
+#: cursor comes within WINDOW_MARGIN of its edge. Laying out and highlighting a 400 KB generated line (a
+#: 100,000-step trace) cost more than everything else its opening needs, and 30 MB; a window is a few ms.
+FULL_TEXT_CHARS = 100_000
+WINDOW_CHARS = 12_000
+WINDOW_MARGIN = 1_500
 
 
 class GeneratedTextView(QPlainTextEdit):
@@ -159,6 +167,12 @@ class GeneratedTextView(QPlainTextEdit):
         self.held_label.setTextFormat(Qt.TextFormat.RichText)
         self.held_label.hide()
         self.held: tuple[int, int] | None = None  # character range held at the cursor
+        #: One line under the text when it is shown as a window: which characters, of how many.
+        self.window_label = QLabel("")
+        self.window_label.setObjectName("Caption")
+        self.window_label.setWordWrap(True)
+        self.window_label.hide()
+        self.window: tuple[int, int] | None = None  # characters [start, end) shown, when the text is windowed
         self.placeholder = "No generated text: this source carries parses, not text."
         session.analysisChanged.connect(self.rebuild)
         session.cursorChanged.connect(self.show_cursor)
@@ -192,12 +206,42 @@ class GeneratedTextView(QPlainTextEdit):
         text = state.spans.text if state is not None else ""
         self.setPlaceholderText(self.placeholder if state is not None and not state.spans.has_text and not state.live else "")
         self._offset = 0  # in Qt text positions (UTF-16 units), like everything this pane hands Qt
+        self.highlighter.offset = 0
+        self.window = None
+        self.window_label.hide()
+        if state is not None and not state.live and len(text) > FULL_TEXT_CHARS:
+            self._show_window(state.spans, state.spans.cut(state.cursor))
+            return
         if state is not None and state.live and len(text) > LIVE_TRIM_AT:
             start = len(text) - LIVE_TAIL_CHARS
             self._offset = state.spans.utf16_offset(start)
             text = text[start:]
         self.setPlainText(text)
         self._cache_layouts(self.document().firstBlock())
+
+    def _show_window(self, spans: TextSpans, around: int) -> None:
+        """Show WINDOW_CHARS of a long finished text, character ``around`` in the middle (or as near as fits)."""
+        size = spans.ends[-1]
+        start = max(0, min(around - WINDOW_CHARS // 2, size - WINDOW_CHARS))
+        end = min(size, start + WINDOW_CHARS)
+        self.window = (start, end)
+        self._offset = spans.utf16_offset(start)
+        self.highlighter.offset = self._offset
+        self.setPlainText(spans.text[start:end])
+        self._cache_layouts(self.document().firstBlock())
+        self.window_label.setText(f"showing characters {start:,}–{end:,} of {size:,} (follows the cursor)")
+        self.window_label.show()
+
+    def _keep_in_window(self, spans: TextSpans, start: int, end: int) -> None:
+        """A windowed text: move the window when characters ``[start, end)`` are not well inside it."""
+        if self.window is None:
+            return
+        lo, hi = self.window
+        size = spans.ends[-1]
+        inside_lo = lo == 0 or start >= lo + WINDOW_MARGIN
+        inside_hi = hi == size or end <= hi - WINDOW_MARGIN
+        if not (inside_lo and inside_hi and start >= lo and end <= hi):
+            self._show_window(spans, start)
 
     def append_text(self, text: str) -> None:
         """A live run grew: append, and keep only the tail once the text is long.
@@ -247,6 +291,9 @@ class GeneratedTextView(QPlainTextEdit):
         state = self.session.state
         if state is None:
             return
+        if self.window is not None:
+            token = state.spans.span(index)
+            self._keep_in_window(state.spans, token.start, token.end)
         length = self.document().characterCount() - 1
         off = self._offset
         token_start, token_end = state.spans.span16(index)
