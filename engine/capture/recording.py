@@ -165,10 +165,8 @@ class CaptureRecorder:
         pending, self._pending = self._pending, []
         if self.failed is not None:
             return
-        write_line = self.writer.write_line
         try:
-            for ms, line in pending:
-                write_line(ms, line)
+            self.writer.write_lines(pending)
             self.writer.flush()
         except OSError as exc:
             self._give_up(exc)

@@ -88,7 +88,10 @@ class ChunkedDecoder:
             if state == 0 and not self._line:  # the common case: a whole chunk (size line, data, CRLF) in this read
                 newline = find(b"\n", at)
                 if newline >= 0:
-                    size = self._size(data[at:newline])
+                    try:
+                        size = int(data[at:newline], 16)  # "1a\r": int() takes the CR; an extension (";") cannot
+                    except ValueError:
+                        size = self._size(data[at:newline])
                     start = newline + 1
                     stop = start + size
                     if size and stop + 2 <= end and data[stop:stop + 2] == b"\r\n":
