@@ -14,6 +14,14 @@ traffic the proxy must not touch.
   always come first; only the turn's summary line, index record and report
   come back (a stream's analyses are megabytes to pickle). The command line
   uses it. If the worker cannot run, the turn is judged in a thread instead.
+
+  The worker is handed a streamed turn's lines while it streams, in batches
+  (:meth:`ProcessJudge.feeder`), and reads them at once: the stream checker is
+  incremental, so at the turn's end only its last lines and the verdicts are
+  left to do, and the verdict line comes right after the stream instead of a
+  whole stream's checking later. At nice 19 that reading takes only CPU the
+  relay and its client leave idle; on a busy machine it waits, and forwarding
+  is never slowed for it.
 """
 
 from __future__ import annotations
@@ -21,13 +29,22 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import multiprocessing
 import os
 import signal
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from callscope.engine.capture.client import Line, stamped
 from callscope.engine.capture.proxy.turn import Turn
+from callscope.engine.streams.protocols import expected_choices
+
+
+#: A streamed turn's lines go to the worker when this many are waiting, or when the oldest is this old.
+FEED_LINES = 4096
+FEED_AFTER_S = 0.05
 
 
 class ThreadJudge:
@@ -35,6 +52,11 @@ class ThreadJudge:
 
     def start(self) -> None:
         pass
+
+    def feeder(self, turn: Turn, atomic_silence_ms: float, clients: tuple[str, ...] | None
+               ) -> Callable[[list[Line]], None] | None:
+        """Nothing to feed: the thread judges a turn whole, at its end."""
+        return None
 
     async def judge(self, turn: Turn, atomic_silence_ms: float, clients: tuple[str, ...] | None) -> None:
         await asyncio.to_thread(turn.judge, atomic_silence_ms, clients)
@@ -49,6 +71,7 @@ class ProcessJudge:
     def __init__(self, report: bool = False) -> None:
         self.report = report
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._feeds: dict[int, _Feed] = {}  # streamed turns the worker is reading, by number
 
     def start(self) -> None:
         """Start the worker now (it imports the stream checker once), so the first turn is not judged late."""
@@ -57,13 +80,40 @@ class ProcessJudge:
                 max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_lowest_priority)
             self._pool.submit(_warm_up)
 
+    def feeder(self, turn: Turn, atomic_silence_ms: float, clients: tuple[str, ...] | None
+               ) -> Callable[[list[Line]], None] | None:
+        """Start reading a streamed turn in the worker now; the returned callable takes its lines as they come.
+
+        Called on the proxy's event loop when the turn's answer turns out to be a stream. The turn's own
+        lines stay with it: if the worker fails, the turn is judged whole in a thread at its end.
+        """
+        self.start()
+        assert self._pool is not None
+        name = turn.record_path.stem if turn.record_path is not None else f"turn-{turn.number}"
+        options = {"url": turn.url, "atomic_silence_ms": atomic_silence_ms, "protocol": turn.protocol,
+                   "clients": clients, "expected_choices": expected_choices(turn.body or {})}
+        try:
+            self._pool.submit(_begin, turn.number, name, turn.url, options)
+        except (BrokenProcessPool, RuntimeError):
+            return None
+        feed = self._feeds[turn.number] = _Feed(self._pool, turn.number, asyncio.get_running_loop())
+        return feed.take
+
     async def judge(self, turn: Turn, atomic_silence_ms: float, clients: tuple[str, ...] | None) -> None:
         self.start()
         assert self._pool is not None
         loop = asyncio.get_running_loop()
+        feed = self._feeds.pop(turn.number, None)
         try:
-            verdict = await loop.run_in_executor(self._pool, _judged, turn, atomic_silence_ms, clients, self.report)
-        except (BrokenProcessPool, OSError, RuntimeError):  # the worker died or cannot start: judge here
+            if feed is not None and feed.send() and turn.result is not None:
+                result = turn.result
+                shell = dataclasses.replace(turn, result=None)  # its lines are in the worker already
+                verdict = await loop.run_in_executor(self._pool, _finished, turn.number, shell,
+                                                     result.error_message, result.cancelled, self.report)
+            else:
+                verdict = await loop.run_in_executor(self._pool, _judged, turn, atomic_silence_ms, clients,
+                                                     self.report)
+        except (BrokenProcessPool, OSError, RuntimeError, KeyError):  # the worker died or cannot start: judge here
             await asyncio.to_thread(turn.judge, atomic_silence_ms, clients)
             return
         turn.settle(*verdict)
@@ -72,6 +122,47 @@ class ProcessJudge:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+class _Feed:
+    """A streamed turn's lines on their way to the worker: gathered, and sent a batch at a time.
+
+    Sending is a pickle and a pipe write per batch, not per line; a batch goes when it is big or
+    its oldest line has waited :data:`FEED_AFTER_S` (the worker then reads while the stream goes on).
+    """
+
+    __slots__ = ("pool", "key", "loop", "pending", "timer", "broken")
+
+    def __init__(self, pool: concurrent.futures.ProcessPoolExecutor, key: int, loop: asyncio.AbstractEventLoop
+                 ) -> None:
+        self.pool = pool
+        self.key = key
+        self.loop = loop
+        self.pending: list[Line] = []
+        self.timer: asyncio.TimerHandle | None = None
+        self.broken = False
+
+    def take(self, lines: list[Line]) -> None:
+        if self.broken:
+            return
+        self.pending.extend(lines)
+        if len(self.pending) >= FEED_LINES:
+            self.send()
+        elif self.timer is None:
+            self.timer = self.loop.call_later(FEED_AFTER_S, self.send)
+
+    def send(self) -> bool:
+        """Hand what is waiting to the worker; False once that has failed (the turn is then judged whole)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.pending and not self.broken:
+            batch, self.pending = self.pending, []
+            try:
+                self.pool.submit(_feed, self.key, batch)
+            except (BrokenProcessPool, RuntimeError):
+                self.broken = True
+        return not self.broken
 
 
 def _lowest_priority() -> None:
@@ -86,10 +177,41 @@ def _warm_up() -> None:
     from callscope.engine.capture import recording  # noqa: F401 - the stream checker and the client profiles
 
 
+#: In the worker: the stream checker of each streamed turn being read, by turn number.
+_READING: dict[int, Any] = {}
+
+
+def _begin(key: int, name: str, url: str, options: dict[str, Any]) -> None:
+    """In the worker: a streamed turn started; its checker is made as the turn's end would make it."""
+    from callscope.engine.streams.conformance import CaptureAnalyzer
+
+    _READING[key] = CaptureAnalyzer(name, url, **options)
+
+
+def _feed(key: int, lines: list[Line]) -> None:
+    """In the worker: more of a turn's lines (stamped to the microsecond, as its recording keeps them)."""
+    analyzer = _READING.get(key)
+    if analyzer is not None:
+        analyzer.feed_lines(stamped(lines))
+
+
+def _finished(key: int, turn: Turn, error: str | None, cancelled: bool,
+              report: bool) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+    """In the worker: the turn read as it streamed has ended; its verdicts, as :func:`_judged` gives them."""
+    analyzer = _READING.pop(key)  # a KeyError (a new worker) has the proxy judge the whole turn itself
+    turn.analyses = analyzer.analyses(error=error, cancelled=cancelled)
+    return _verdict(turn, report)
+
+
 def _judged(turn: Turn, atomic_silence_ms: float, clients: tuple[str, ...] | None,
             report: bool) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
     """In the worker: the turn's verdicts, reduced to what the CLI prints."""
-    analyses = turn.judge(atomic_silence_ms, clients)
+    turn.judge(atomic_silence_ms, clients)
+    return _verdict(turn, report)
+
+
+def _verdict(turn: Turn, report: bool) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+    analyses = turn.analyses
     document = None
     if report and analyses:
         from callscope.engine.analysis.report import report_json

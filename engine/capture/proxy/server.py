@@ -239,10 +239,19 @@ class ProxyServer:
             return None
 
     def _lines_sink(self, turn: Turn) -> Callable[[list[Line]], None] | None:
+        """Who takes a streamed turn's lines as they come: the observer, and the judge (which reads them early)."""
         observer = self.observer
+        feed = self.judge.feeder(turn, self.config.atomic_silence_ms, self.config.clients)
         if observer is None:
-            return None
-        return lambda lines: observer.turn_lines(turn, lines)
+            return feed
+        if feed is None:
+            return lambda lines: observer.turn_lines(turn, lines)
+
+        def both(lines: list[Line]) -> None:
+            observer.turn_lines(turn, lines)
+            feed(lines)
+
+        return both
 
     def _end(self, turn: Turn, stream: _Stream | None, recorder: CaptureRecorder | None,
              error: CaptureError | None, cancelled: bool = False) -> None:
