@@ -135,8 +135,8 @@ LIVE_TAIL_CHARS = 5000
 #: cursor comes within WINDOW_MARGIN of its edge. Laying out and highlighting a 400 KB generated line (a
 #: 100,000-step trace) cost more than everything else its opening needs, and 30 MB; a window is a few ms.
 FULL_TEXT_CHARS = 100_000
-WINDOW_CHARS = 12_000
-WINDOW_MARGIN = 1_500
+WINDOW_CHARS = 6_000
+WINDOW_MARGIN = 1_000
 
 
 class GeneratedTextView(QPlainTextEdit):
