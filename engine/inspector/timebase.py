@@ -23,6 +23,9 @@ class Timebase:
         self.steps: list[int] = [0]
         self.xs: list[float] = [0.0]
         self._synced = 0
+        #: Position i is step i for every position (steps numbered 1, 2, 3...: every recording but a few):
+        #: a step's position is then the step itself, no bisection (panes ask it once per mark).
+        self.contiguous = True
         self.sync()
 
     @property
@@ -46,6 +49,9 @@ class Timebase:
                 self.xs.append(float(record.step))
             added += 1
         self._synced = len(records)
+        if self.contiguous and added:
+            steps = self.steps
+            self.contiguous = steps[-1] == len(steps) - 1 and steps[-added] == len(steps) - added
         return added
 
     def __len__(self) -> int:
@@ -66,6 +72,8 @@ class Timebase:
 
     def index_of_step(self, step: int) -> int:
         """The position at or before ``step`` (a chunk or violation step maps to its token)."""
+        if self.contiguous:
+            return 0 if step < 0 else min(step, len(self.steps) - 1)
         return max(0, bisect.bisect_right(self.steps, step) - 1)
 
     def x_of_step(self, step: int | None) -> float:
