@@ -248,7 +248,7 @@ def test_ttfd_label_and_curves_match_the_report(headline):
     assert "x sooner" in label
     curves = ttfd_curves(headline, Timebase(headline))
     assert curves.policy.xs[1] == pytest.approx(s.ms) and curves.atomic.xs[1] == pytest.approx(a.ms)
-    assert curves.policy.chars == sorted(curves.policy.chars) and curves.policy.chars[-1] > 0  # a ramp
+    assert list(curves.policy.chars) == sorted(curves.policy.chars) and curves.policy.chars[-1] > 0  # a ramp
     assert curves.atomic.chars[0] == 0
     assert curves.policy.total == curves.atomic.total  # both deliver the same call in the end
     point = ttfd_point(headline)

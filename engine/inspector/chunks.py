@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import json
+from array import array
 from dataclasses import dataclass
 
 from callscope.engine.analysis.analyzer import Analysis
@@ -62,7 +63,8 @@ class ChunkIndex:
         self.analysis = analysis
         self.steps: list[int] = []
         self._rows: dict[int, ChunkRow] = {}
-        self._per_call: dict[int, tuple[list[int], list[int], list[str]]] = {}  # index -> (chunk #, cum len, texts)
+        # index -> (chunk numbers, cumulative lengths, texts); the numbers as machine integers (one per chunk)
+        self._per_call: dict[int, tuple[array, array, list[str]]] = {}
         self.sync()
 
     def sync(self) -> int:
@@ -72,7 +74,10 @@ class ChunkIndex:
             chunk = chunks[number]
             self.steps.append(chunk.step)
             if chunk.kind in (HEADER, ARGUMENTS) and chunk.index is not None:
-                numbers, lengths, texts = self._per_call.setdefault(chunk.index, ([], [], []))
+                entry = self._per_call.get(chunk.index)
+                if entry is None:
+                    entry = self._per_call[chunk.index] = (array("q"), array("q"), [])
+                numbers, lengths, texts = entry
                 numbers.append(number)
                 lengths.append((lengths[-1] if lengths else 0) + len(chunk.text))
                 texts.append(chunk.text)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import json
+from array import array
 import re
 from dataclasses import dataclass, field
 
@@ -61,8 +62,8 @@ class _Appended:
     __slots__ = ("numbers", "ends", "parts", "_joined", "_joined_parts")
 
     def __init__(self) -> None:
-        self.numbers: list[int] = []  # chunk number of each fragment
-        self.ends: list[int] = []  # text length after each fragment
+        self.numbers = array("q")  # chunk number of each fragment (machine integers: one per chunk)
+        self.ends = array("q")  # text length after each fragment
         self.parts: list[str] = []
         self._joined = ""
         self._joined_parts = 0

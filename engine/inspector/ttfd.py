@@ -10,6 +10,7 @@ never the one for some runs and the other for others.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
 from callscope.engine.analysis.analyzer import Analysis, StepTime
@@ -25,7 +26,7 @@ class DeliveryCurve:
 
     label: str
     xs: list[float] = field(default_factory=list)
-    chars: list[int] = field(default_factory=list)
+    chars: array = field(default_factory=lambda: array("q"))  # machine integers: one per tool-call chunk
     first: StepTime = field(default_factory=StepTime)
 
     @property
@@ -39,7 +40,7 @@ def argument_chars(chunk: WireChunk) -> int:
 
 
 def delivery_curve(label: str, chunks: list[WireChunk], timebase: Timebase, first: StepTime) -> DeliveryCurve:
-    curve = DeliveryCurve(label, [timebase.xs[0]], [0], first)
+    curve = DeliveryCurve(label, [timebase.xs[0]], array("q", [0]), first)
     total = 0
     for chunk in chunks:
         if not chunk.is_tool_call:

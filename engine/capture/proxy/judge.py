@@ -41,7 +41,6 @@ from callscope.engine.capture.client import Line, stamped
 from callscope.engine.capture.proxy.turn import Turn
 from callscope.engine.streams.protocols import expected_choices
 
-
 #: A streamed turn's lines go to the worker when this many are waiting, or when the oldest is this old.
 FEED_LINES = 4096
 FEED_AFTER_S = 0.05
