@@ -122,11 +122,15 @@ class CaptureRecorder:
         #: without it: a failing disk must not cost the user the report of what the server sent.
         self.failed: str | None = None
 
-    def write(self, lines: list[Line]) -> None:
-        """Queue lines the client just received (they are already redacted); write the queue when it is due."""
+    def write(self, lines: list[Line], received: float | None = None) -> None:
+        """Queue lines the client just received (they are already redacted); write the queue when it is due.
+
+        ``received``: when the first of them arrived, on this recorder's clock, if that was earlier than
+        now (a proxy takes a burst in behind its relay): their age counts from then.
+        """
         now = self._clock()
         if not self._pending:
-            self._oldest = now
+            self._oldest = now if received is None else min(now, received)
         self._pending.extend(lines)
         self._last_write = now
         if now - self._oldest >= self.MAX_AGE_S:  # a burst with no quiet moment: the oldest may wait no longer

@@ -290,7 +290,20 @@ class _ClientGone(Exception):
 
 
 class _Stream:
-    """A streamed answer's recording side: decode, stamp, mask, queue for the recorder, hand to the observer."""
+    """A streamed answer's recording side: decode, stamp, mask, queue for the recorder, hand to the observer.
+
+    Forwarding comes first: the relay only stamps each read with its time and queues it
+    (:meth:`feed`); the reads are taken in (decoded, split into lines, recorded, shown,
+    handed to the verdict worker) when the stream has been quiet for :attr:`QUIET_S`, when
+    the oldest queued read is :attr:`MAX_AGE_S` old, and at the end. A model streaming
+    tokens pauses between them all the time, so its lines are taken in as they come; a
+    burst is relayed at the pace of the relay alone, and taken in behind it. Each line
+    keeps the time of the read that brought it, as if taken in at once, and the recorder
+    counts a line's age from that read (a ``kill -9`` still loses at most its 250 ms).
+    """
+
+    QUIET_S = 0.005
+    MAX_AGE_S = 0.1
 
     def __init__(self, turn: Turn, redactor: Redactor, encoding: str | None, recorder: CaptureRecorder | None,
                  sink: Callable[[list[Line]], None] | None) -> None:
@@ -301,30 +314,65 @@ class _Stream:
         self.sink = sink
         self.lines: list[Line] = []
         self.done = False
+        self._reads: list[tuple[float, float, bytes]] = []  # (monotonic time, ms since the turn began, bytes)
+        self._last_read = 0.0
+        self._timer: asyncio.TimerHandle | None = None
 
     def feed(self, data: bytes) -> None:
-        if self.decoder.error is not None or not data:
+        """A read the relay just forwarded: stamped now, taken in at the stream's next quiet moment."""
+        if not data:
             return
-        ms = (time.monotonic() - self.turn.started) * 1000.0
-        try:
-            decoded = self.decoder.decode(data)
-            lines = self.stamper.feed(ms, decoded)
-        except Exception as exc:  # noqa: BLE001 - a corrupt body must not break the relay
-            self.decoder.error = f"the response body could not be decoded ({type(exc).__name__}: {exc})"
-            return
-        if lines:
-            self._take(lines, b"[DONE]" in decoded)
+        now = time.monotonic()
+        reads = self._reads
+        reads.append((now, (now - self.turn.started) * 1000.0, data))
+        self._last_read = now
+        if now - reads[0][0] >= self.MAX_AGE_S:
+            self.take_in()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.QUIET_S, self._tick)
 
-    def _take(self, lines: list[Line], maybe_done: bool = True) -> None:
+    def _tick(self) -> None:
+        self._timer = None
+        if not self._reads:
+            return
+        now = time.monotonic()
+        quiet = now - self._last_read
+        oldest = now - self._reads[0][0]
+        if quiet >= self.QUIET_S or oldest >= self.MAX_AGE_S:
+            self.take_in()
+        else:
+            wait = min(self.QUIET_S - quiet, self.MAX_AGE_S - oldest)
+            self._timer = asyncio.get_running_loop().call_later(max(0.0, wait), self._tick)
+
+    def take_in(self) -> None:
+        """Every queued read, in order: decoded, split into stamped lines, recorded, shown, judged."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        reads, self._reads = self._reads, []
+        for received, ms, data in reads:
+            if self.decoder.error is not None:
+                return
+            try:
+                decoded = self.decoder.decode(data)
+                lines = self.stamper.feed(ms, decoded)
+            except Exception as exc:  # noqa: BLE001 - a corrupt body must not break the relay
+                self.decoder.error = f"the response body could not be decoded ({type(exc).__name__}: {exc})"
+                return
+            if lines:
+                self._take(lines, b"[DONE]" in decoded, received)
+
+    def _take(self, lines: list[Line], maybe_done: bool = True, received: float | None = None) -> None:
         self.lines.extend(lines)
         if maybe_done and not self.done and any(is_done_line(line) for _, line in lines):
             self.done = True
         if self.recorder is not None:
-            self.recorder.write(lines)
+            self.recorder.write(lines, received)
         if self.sink is not None:
             self.sink(lines)
 
     def finish(self, ended_ms: float, error: CaptureError | None, cancelled: bool) -> CaptureResult:
+        self.take_in()
         rest = self.stamper.rest(ended_ms)
         if rest:
             self._take(rest)
