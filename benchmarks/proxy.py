@@ -339,7 +339,10 @@ def _read_through(run: _Run, kind: str, route: str, url: str, count: int, proxy:
     """One stream read by the client; through the proxy, its turn line awaited and its CPU counted."""
     before = proxy.cpu() if route.startswith("proxy") and proxy is not None else None
     mitm_before = mitm.cpu() if route == "mitmdump" and mitm is not None else None
-    stamps, lines = asyncio.run(_read(url))
+    try:
+        stamps, lines = asyncio.run(_read(url))
+    except Exception as exc:  # noqa: BLE001 - which route failed, in one line
+        raise RuntimeError(f"reading the {kind} stream through {route} failed: {type(exc).__name__}: {exc}") from None
     done = time.monotonic()
     if before is not None and proxy is not None:
         turn = proxy.turn_ended()
@@ -468,7 +471,10 @@ def run(args: argparse.Namespace) -> int:
         if mitmdump is None:
             raise BenchError(f"no mitmdump {'at ' + args.mitmdump if args.mitmdump else 'installed'}: "
                              "pip install 'callscope[mitmproxy]' (or pass --mitmdump PATH)")
-    result = measure(args.burst, args.paced, args.interval_ms, args.rounds, args.neighbour, mitmdump)
+    try:
+        result = measure(args.burst, args.paced, args.interval_ms, args.rounds, args.neighbour, mitmdump)
+    except RuntimeError as exc:  # a route that failed to stream, a proxy that did not start: one line
+        raise BenchError(str(exc)) from None
     if args.json:
         print(json.dumps({"bench": "proxy", **result}, indent=2))
         return 0 if result["ok"] else 1
