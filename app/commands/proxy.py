@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import signal
 import sys
 from pathlib import Path
@@ -121,6 +122,8 @@ async def _serve(config, printer: TurnPrinter) -> int:
         await server.start()
     except OSError as exc:
         raise CliError(f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}") from None
+    gc.collect()
+    gc.freeze()  # what start-up made lives as long as the proxy: out of every later collection's sight
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     handled = []

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import bisect
 import json
-from array import array
 import re
+from array import array
 from dataclasses import dataclass, field
 
 from callscope.engine.analysis.analyzer import Analysis

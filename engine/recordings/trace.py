@@ -210,7 +210,9 @@ class TraceWriter:
         self.flush_each = flush_each
         self.ended = False
         self.steps_written = 0
-        self._file: IO[str] | None = open(self.path, "w", encoding="utf-8", newline="\n")
+        # Binary, each record encoded here: a text file's write costs ten times the encoding (0.8 µs a
+        # line of a proxied burst against 0.08), and UTF-8 with "\n" line ends is all a trace holds.
+        self._file: IO[bytes] | None = open(self.path, "wb")
         self._flushed_at = time.monotonic()
         self._write(header.to_json())
         self._file.flush()
@@ -233,7 +235,7 @@ class TraceWriter:
             raise ValueError(f"trace {self.path} is closed")
         if self.ended:
             raise ValueError(f"trace {self.path} already has its end record")
-        self._file.write(text)
+        self._file.write(text.encode("utf-8"))
         if self.flush_each:
             self._file.flush()
         else:

@@ -54,6 +54,7 @@ from callscope.engine.capture.proxy.upstream import Exchange, Pool, UpstreamErro
 from callscope.engine.capture.recording import CaptureRecorder, judged_with
 from callscope.engine.capture.redact import Redactor, redact_url, url_secrets
 from callscope.engine.capture.request import CaptureRequest
+from callscope.engine.core.bulk import FullCollectionHold
 from callscope.engine.core.json_text import DOCUMENT_DEPTH, loads
 from callscope.engine.streams.conformance import stream_ended
 from callscope.engine.streams.protocols import expected_choices
@@ -317,6 +318,9 @@ class _Stream:
         self._reads: list[tuple[float, float, bytes]] = []  # (monotonic time, ms since the turn began, bytes)
         self._last_read = 0.0
         self._timer: asyncio.TimerHandle | None = None
+        # Tens of thousands of (time, line) pairs are kept per turn: no full collection walks them while it streams.
+        self._gc_hold = FullCollectionHold()
+        self._gc_hold.hold()
 
     def feed(self, data: bytes) -> None:
         """A read the relay just forwarded: stamped now, taken in at the stream's next quiet moment."""
@@ -373,6 +377,7 @@ class _Stream:
 
     def finish(self, ended_ms: float, error: CaptureError | None, cancelled: bool) -> CaptureResult:
         self.take_in()
+        self._gc_hold.release()
         rest = self.stamper.rest(ended_ms)
         if rest:
             self._take(rest)
