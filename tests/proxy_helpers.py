@@ -42,9 +42,10 @@ class Collector:
 class ProxyThread:
     """``with ProxyThread(upstream, record_dir) as proxy:`` ... ``proxy.url``; stopped (cleanly) on exit."""
 
-    def __init__(self, upstream: str, record_dir: Path | None = None, **options) -> None:
+    def __init__(self, upstream: str, record_dir: Path | None = None, judge=None, **options) -> None:
         self.collector = Collector()
-        self.server = ProxyServer(ProxyConfig(upstream, port=0, record_dir=record_dir, **options), self.collector)
+        self.server = ProxyServer(ProxyConfig(upstream, port=0, record_dir=record_dir, **options), self.collector,
+                                  judge)
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
 

@@ -15,8 +15,10 @@ traffic the proxy must not touch.
   come back (a stream's analyses are megabytes to pickle). The command line
   uses it. If the worker cannot run, the turn is judged in a thread instead.
 
-  The worker is handed a streamed turn's lines while it streams, in batches
-  (:meth:`ProcessJudge.feeder`), and reads them at once: the stream checker is
+  The worker is handed a streamed turn's body while it streams, a batch of
+  network reads at a time (:meth:`ProcessJudge.feeder`: bytes as they were
+  read, cheap to send; the worker splits and stamps the lines as the proxy
+  does), and reads them at once: the stream checker is
   incremental, so at the turn's end only its last lines and the verdicts are
   left to do, and the verdict line comes right after the stream instead of a
   whole stream's checking later. At nice 19 that reading takes only CPU the
@@ -37,12 +39,14 @@ from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from callscope.engine.capture.client import Line, stamped
+from callscope.engine.capture.client import stamped
+from callscope.engine.capture.proxy.lines import LineStamper
 from callscope.engine.capture.proxy.turn import Turn
+from callscope.engine.capture.redact import Redactor
 from callscope.engine.streams.protocols import expected_choices
 
-#: A streamed turn's lines go to the worker when this many are waiting, or when the oldest is this old.
-FEED_LINES = 4096
+#: A streamed turn's reads go to the worker when this many bytes are waiting, or when the oldest is this old.
+FEED_BYTES = 1 << 20
 FEED_AFTER_S = 0.05
 
 
@@ -52,8 +56,8 @@ class ThreadJudge:
     def start(self) -> None:
         pass
 
-    def feeder(self, turn: Turn, atomic_silence_ms: float, clients: tuple[str, ...] | None
-               ) -> Callable[[list[Line]], None] | None:
+    def feeder(self, turn: Turn, atomic_silence_ms: float, clients: tuple[str, ...] | None,
+               redactor: Redactor) -> Callable[[float, bytes], None] | None:
         """Nothing to feed: the thread judges a turn whole, at its end."""
         return None
 
@@ -79,12 +83,14 @@ class ProcessJudge:
                 max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_lowest_priority)
             self._pool.submit(_warm_up)
 
-    def feeder(self, turn: Turn, atomic_silence_ms: float, clients: tuple[str, ...] | None
-               ) -> Callable[[list[Line]], None] | None:
-        """Start reading a streamed turn in the worker now; the returned callable takes its lines as they come.
+    def feeder(self, turn: Turn, atomic_silence_ms: float, clients: tuple[str, ...] | None,
+               redactor: Redactor) -> Callable[[float, bytes], None] | None:
+        """Start reading a streamed turn in the worker now; the returned callable takes each read of its body.
 
-        Called on the proxy's event loop when the turn's answer turns out to be a stream. The turn's own
-        lines stay with it: if the worker fails, the turn is judged whole in a thread at its end.
+        Called on the proxy's event loop when the turn's answer turns out to be a stream; then called
+        with ``(ms, decoded bytes)`` for every read the proxy splits into lines, in order. The worker
+        splits them the same way (a :class:`~.lines.LineStamper` masking the same secrets). The turn's
+        own lines stay with it: if the worker fails, the turn is judged whole in a thread at its end.
         """
         self.start()
         assert self._pool is not None
@@ -92,7 +98,7 @@ class ProcessJudge:
         options = {"url": turn.url, "atomic_silence_ms": atomic_silence_ms, "protocol": turn.protocol,
                    "clients": clients, "expected_choices": expected_choices(turn.body or {})}
         try:
-            self._pool.submit(_begin, turn.number, name, turn.url, options)
+            self._pool.submit(_begin, turn.number, name, turn.url, options, redactor.secrets)
         except (BrokenProcessPool, RuntimeError):
             return None
         feed = self._feeds[turn.number] = _Feed(self._pool, turn.number, asyncio.get_running_loop())
@@ -107,7 +113,7 @@ class ProcessJudge:
             if feed is not None and feed.send() and turn.result is not None:
                 result = turn.result
                 shell = dataclasses.replace(turn, result=None)  # its lines are in the worker already
-                verdict = await loop.run_in_executor(self._pool, _finished, turn.number, shell,
+                verdict = await loop.run_in_executor(self._pool, _finished, turn.number, shell, result.ended_ms,
                                                      result.error_message, result.cancelled, self.report)
             else:
                 verdict = await loop.run_in_executor(self._pool, _judged, turn, atomic_silence_ms, clients,
@@ -124,28 +130,31 @@ class ProcessJudge:
 
 
 class _Feed:
-    """A streamed turn's lines on their way to the worker: gathered, and sent a batch at a time.
+    """A streamed turn's reads on their way to the worker: gathered, and sent a batch at a time.
 
-    Sending is a pickle and a pipe write per batch, not per line; a batch goes when it is big or
-    its oldest line has waited :data:`FEED_AFTER_S` (the worker then reads while the stream goes on).
+    Sending is a pickle and a pipe write per batch of reads (bytes: a copy each), not per line; a
+    batch goes when it is big or its oldest read has waited :data:`FEED_AFTER_S` (the worker then
+    reads while the stream goes on).
     """
 
-    __slots__ = ("pool", "key", "loop", "pending", "timer", "broken")
+    __slots__ = ("pool", "key", "loop", "pending", "size", "timer", "broken")
 
     def __init__(self, pool: concurrent.futures.ProcessPoolExecutor, key: int, loop: asyncio.AbstractEventLoop
                  ) -> None:
         self.pool = pool
         self.key = key
         self.loop = loop
-        self.pending: list[Line] = []
+        self.pending: list[tuple[float, bytes]] = []
+        self.size = 0
         self.timer: asyncio.TimerHandle | None = None
         self.broken = False
 
-    def take(self, lines: list[Line]) -> None:
+    def take(self, ms: float, data: bytes) -> None:
         if self.broken:
             return
-        self.pending.extend(lines)
-        if len(self.pending) >= FEED_LINES:
+        self.pending.append((ms, data))
+        self.size += len(data)
+        if self.size >= FEED_BYTES:
             self.send()
         elif self.timer is None:
             self.timer = self.loop.call_later(FEED_AFTER_S, self.send)
@@ -156,7 +165,7 @@ class _Feed:
             self.timer.cancel()
             self.timer = None
         if self.pending and not self.broken:
-            batch, self.pending = self.pending, []
+            batch, self.pending, self.size = self.pending, [], 0
             try:
                 self.pool.submit(_feed, self.key, batch)
             except (BrokenProcessPool, RuntimeError):
@@ -176,28 +185,34 @@ def _warm_up() -> None:
     from callscope.engine.capture import recording  # noqa: F401 - the stream checker and the client profiles
 
 
-#: In the worker: the stream checker of each streamed turn being read, by turn number.
-_READING: dict[int, Any] = {}
+#: In the worker: each streamed turn being read, by turn number: its line splitter and its stream checker.
+_READING: dict[int, tuple[LineStamper, Any]] = {}
 
 
-def _begin(key: int, name: str, url: str, options: dict[str, Any]) -> None:
+def _begin(key: int, name: str, url: str, options: dict[str, Any], secrets: tuple[str, ...]) -> None:
     """In the worker: a streamed turn started; its checker is made as the turn's end would make it."""
     from callscope.engine.streams.conformance import CaptureAnalyzer
 
-    _READING[key] = CaptureAnalyzer(name, url, **options)
+    _READING[key] = (LineStamper(Redactor(secrets)), CaptureAnalyzer(name, url, **options))
 
 
-def _feed(key: int, lines: list[Line]) -> None:
-    """In the worker: more of a turn's lines (stamped to the microsecond, as its recording keeps them)."""
-    analyzer = _READING.get(key)
-    if analyzer is not None:
-        analyzer.feed_lines(stamped(lines))
+def _feed(key: int, reads: list[tuple[float, bytes]]) -> None:
+    """In the worker: more reads of a turn's body, split into lines and stamped as the proxy split them
+    (to the microsecond, as its recording keeps them)."""
+    reading = _READING.get(key)
+    if reading is None:
+        return
+    stamper, analyzer = reading
+    for ms, data in reads:
+        analyzer.feed_lines(stamped(stamper.feed(ms, data)))
 
 
-def _finished(key: int, turn: Turn, error: str | None, cancelled: bool,
+def _finished(key: int, turn: Turn, ended_ms: float | None, error: str | None, cancelled: bool,
               report: bool) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
     """In the worker: the turn read as it streamed has ended; its verdicts, as :func:`_judged` gives them."""
-    analyzer = _READING.pop(key)  # a KeyError (a new worker) has the proxy judge the whole turn itself
+    stamper, analyzer = _READING.pop(key)  # a KeyError (a new worker) has the proxy judge the whole turn itself
+    if ended_ms is not None:
+        analyzer.feed_lines(stamped(stamper.rest(ended_ms)))  # a last line without its end, as the proxy kept it
     turn.analyses = analyzer.analyses(error=error, cancelled=cancelled)
     return _verdict(turn, report)
 

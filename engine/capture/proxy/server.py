@@ -198,6 +198,9 @@ class ProxyServer:
                 encoding = head.get(b"content-encoding")
                 stream = _Stream(turn, redactor, encoding.decode("latin-1") if encoding else None, recorder,
                                  self._lines_sink(turn))
+                # the verdict worker reads the body as it streams (judge.py), so the verdict follows its end
+                stream.judge_feed = self.judge.feeder(turn, self.config.atomic_silence_ms, self.config.clients,
+                                                      redactor)
             await client.relay(exchange, mode, stream, self.config.read_timeout)
         except asyncio.CancelledError:
             self._end(turn, stream, recorder, CaptureError("cancelled", STOPPED), cancelled=True)
@@ -240,19 +243,10 @@ class ProxyServer:
             return None
 
     def _lines_sink(self, turn: Turn) -> Callable[[list[Line]], None] | None:
-        """Who takes a streamed turn's lines as they come: the observer, and the judge (which reads them early)."""
         observer = self.observer
-        feed = self.judge.feeder(turn, self.config.atomic_silence_ms, self.config.clients)
         if observer is None:
-            return feed
-        if feed is None:
-            return lambda lines: observer.turn_lines(turn, lines)
-
-        def both(lines: list[Line]) -> None:
-            observer.turn_lines(turn, lines)
-            feed(lines)
-
-        return both
+            return None
+        return lambda lines: observer.turn_lines(turn, lines)
 
     def _end(self, turn: Turn, stream: _Stream | None, recorder: CaptureRecorder | None,
              error: CaptureError | None, cancelled: bool = False) -> None:
@@ -321,6 +315,8 @@ class _Stream:
         # Tens of thousands of (time, line) pairs are kept per turn: no full collection walks them while it streams.
         self._gc_hold = FullCollectionHold()
         self._gc_hold.hold()
+        #: Takes each read's decoded bytes once they are split into lines (the verdict worker), or None.
+        self.judge_feed: Callable[[float, bytes], None] | None = None
 
     def feed(self, data: bytes) -> None:
         """A read the relay just forwarded: stamped now, taken in at the stream's next quiet moment."""
@@ -363,6 +359,8 @@ class _Stream:
             except Exception as exc:  # noqa: BLE001 - a corrupt body must not break the relay
                 self.decoder.error = f"the response body could not be decoded ({type(exc).__name__}: {exc})"
                 return
+            if self.judge_feed is not None:
+                self.judge_feed(ms, decoded)
             if lines:
                 self._take(lines, b"[DONE]" in decoded, received)
 
