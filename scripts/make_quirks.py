@@ -10,8 +10,9 @@ Every quirk is one ``callscope.trace/1`` capture trace (``source: capture``, one
 - ``extra.protocol`` / ``extra.sse``: how to read the lines (as a live capture records them);
 - ``tools``: the request's tools, so a client that checks names (the AI SDK) sees the names the server was offered;
 - ``expect``: callscope's own verdict (the rules it must raise), checked by ``tests/test_fixtures_library.py``;
-- ``extra.outcomes``: what every real client library ends with (the calls, or what it raised), written by
-  ``--record`` from the differential test's run of the real libraries (``tests/clients``), and checked in CI.
+- ``extra.outcomes``: what every real client library ends with (the calls, or what it raised; an id the library
+  made up is ``<generated>``), written by ``--record`` from the differential test's run of the real libraries
+  (``tests/clients``), and checked in CI; ``extra.measured_with``: the package versions they were measured with.
 
 Usage: ``python scripts/make_quirks.py [--check] [--record]``. ``--check`` exits 1 if the files differ from
 what this script writes; ``--record`` runs every real client on every quirk over HTTP on 127.0.0.1 and stores
@@ -335,7 +336,7 @@ LIBRARY: tuple[Quirk, ...] = (
 # ====================================================================== writing
 
 
-def trace_of(quirk: Quirk, outcomes: dict[str, Any], expect: dict[str, Any]) -> Trace:
+def trace_of(quirk: Quirk, outcomes: dict[str, Any], measured_with: dict[str, Any], expect: dict[str, Any]) -> Trace:
     lines: list[TraceLine] = []
     ms = 0.0
     for event in quirk.events():
@@ -347,7 +348,7 @@ def trace_of(quirk: Quirk, outcomes: dict[str, Any], expect: dict[str, Any]) -> 
         extra={"protocol": quirk.protocol, "sse": "events", "request": {"model": quirk.id, "stream": True},
                "quirk": {"id": quirk.id, "protocol": quirk.protocol, "sent_by": quirk.sent_by,
                          "sources": list(quirk.sources)},
-               "outcomes": outcomes})
+               "outcomes": outcomes, "measured_with": measured_with})
     return Trace(header, [], lines, TraceEnd("stop", ms + GAP_MS))
 
 
@@ -382,9 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     for quirk in LIBRARY:
         path = QUIRKS / f"{quirk.id}.jsonl"
         old = stored(path)
-        outcomes = recorded.get(quirk.id) or (old.header.extra.get("outcomes", {}) if old else {})
+        kept = {k: old.header.extra.get(k, {}) for k in ("outcomes", "measured_with")} if old else {}
+        stored_now = recorded.get(quirk.id) or kept
         expect = old.header.expect if old is not None and old.header.expect else {"violations": []}
-        trace = trace_of(quirk, outcomes, expect)
+        trace = trace_of(quirk, stored_now.get("outcomes", {}), stored_now.get("measured_with", {}), expect)
         if args.verdicts:
             trace.header.expect = verdict_of(trace, path)
         if args.check:

@@ -252,12 +252,56 @@ def real_outcomes(streams: list[QuirkStream], profiles: list[str] | None = None)
     return results
 
 
-def record_outcomes(ids: list[str]) -> dict[str, dict[str, Outcome]]:
-    """For scripts/make_quirks.py --record: every real client on every quirk named."""
+def record_outcomes(ids: list[str]) -> dict[str, dict[str, Any]]:
+    """For scripts/make_quirks.py --record: every real client on every quirk named, ids the library made up
+    shown as ``<generated>`` (so the stored outcomes are the same every run), and the versions measured."""
     problem = node_ready()
     if problem is not None:
         raise SystemExit(problem)
-    return real_outcomes(quirks(ids))
+    streams = quirks(ids)
+    results = real_outcomes(streams)
+    versions = measured_versions()
+    recorded: dict[str, dict[str, Any]] = {}
+    for stream in streams:
+        sent = wire_ids(stream)
+        outcomes = {profile: stable(outcome, sent) if profile in MAKES_UP_IDS else outcome
+                    for profile, outcome in results[stream.id].items()}
+        recorded[stream.id] = {"outcomes": outcomes, "measured_with": {p: versions[p] for p in outcomes}}
+    return recorded
+
+
+#: The libraries that give a call without an id one of their own (random each run).
+MAKES_UP_IDS = ("openai-node", "ai-sdk")
+
+
+def stable(outcome: Outcome, sent: set[str]) -> Outcome:
+    if "calls" not in outcome:
+        return outcome
+    calls = [{**c, "id": c["id"] if c["id"] is None or c["id"] in sent else GENERATED_ID_TEXT}
+             for c in outcome["calls"]]
+    return {"calls": calls}
+
+
+#: The packages each real client is (Python distribution names, or npm package names in the lockfile).
+PACKAGES: dict[str, tuple[str, ...]] = {
+    "openai-python": ("openai",), "langchain-python": ("langchain-openai", "langchain-core"),
+    "anthropic-python": ("anthropic",), "openai-node": ("openai",), "ai-sdk": ("ai", "@ai-sdk/openai-compatible"),
+    "langchain-js": ("@langchain/openai", "@langchain/core"), "anthropic-ts": ("@anthropic-ai/sdk",),
+}
+
+
+def measured_versions() -> dict[str, str]:
+    """``profile -> "package version, ..."`` as installed for this run."""
+    from importlib.metadata import version
+
+    lock = json.loads((NODE_DIR / "package-lock.json").read_text())["packages"]
+    found = {}
+    for profile, packages in PACKAGES.items():
+        if profile in PYTHON_CLIENTS:
+            found[profile] = ", ".join(f"{p} {version(p)}" for p in packages)
+        else:
+            found[profile] = ", ".join(f"{p} {lock[f'node_modules/{p}']['version']}" for p in packages)
+    return found
 
 
 # ====================================================================== what the profiles predict
