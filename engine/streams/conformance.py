@@ -48,6 +48,8 @@ from callscope.engine.streams.clients import (
     ClientRun,
     ProfileRun,
     default_profiles,
+    feed_all,
+    plain_fragment,
     start_runs,
 )
 from callscope.engine.streams.protocol import ProtocolReader
@@ -160,10 +162,9 @@ class CaptureAnalyzer:
             self._early.append((step, event))
             return
         reader.event(step, ms, silence, event)
-        if event.terminated:  # an event the stream left unterminated is dispatched by no client
+        if event.terminated and self.runs:  # an event the stream left unterminated is dispatched by no client
             decoded = reader.decoded
-            for run in self.runs or ():
-                run.feed(step, event, decoded)
+            feed_all(self.runs, step, event, decoded, plain_fragment(decoded) if reader.protocol == "chat" else None)
 
     def _reader_for(self, event: SseEvent) -> ProtocolReader | None:
         if self.reader is None:

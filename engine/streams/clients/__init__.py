@@ -40,12 +40,13 @@ from callscope.engine.streams.clients.spec import (
     ClientRun,
     Raised,
     describe,
+    plain_fragment,
 )
 from callscope.engine.streams.sse import SseEvent
 
 __all__ = [
     "GENERATED_ID", "NOT_JSON", "PROFILES", "AssembledCall", "Assembler", "ClientProfile", "ClientRun",
-    "ProfileRun", "Raised", "default_profiles", "parse_profiles", "run_profiles", "start_runs",
+    "ProfileRun", "Raised", "default_profiles", "feed_all", "parse_profiles", "plain_fragment", "run_profiles", "start_runs",
 ]
 
 #: Every profile by id, in the order reports list them (the registry: one line per profile module).
@@ -90,25 +91,30 @@ def parse_profiles(text: str) -> tuple[str, ...]:
 class ProfileRun:
     """One profile reading one stream, an event at a time; it stops at the first exception (the library's)."""
 
-    __slots__ = ("profile", "assembler", "error", "error_step", "deliberate")
+    __slots__ = ("profile", "assembler", "fragment", "error", "error_step", "deliberate")
 
     def __init__(self, profile: ClientProfile, protocol: str, tools: frozenset[str] | None) -> None:
         self.profile = profile.id
         self.assembler = profile.assemblers[protocol](protocol, tools)
+        #: The assembler's fast lane (:meth:`Assembler.fragment`), bound once: it is called on most chunks.
+        self.fragment = self.assembler.fragment
         self.error: str | None = None
         self.error_step: int | None = None
         self.deliberate = False
 
-    def feed(self, step: int, event: SseEvent, obj: Any) -> None:
+    def feed(self, step: int, event: SseEvent, obj: Any, fragment: tuple[int, int, str] | None = None) -> None:
+        """One event: ``obj`` its decoded data; ``fragment`` what :func:`plain_fragment` made of it."""
         if self.error is not None:
             return
         try:
-            self.assembler.event(event, obj)
+            if fragment is None or not self.fragment(*fragment):
+                self.assembler.event(event, obj)
         except Exception as exc:  # what the library raises is the verdict
             self._raised(exc, step)
 
     def _raised(self, exc: BaseException, step: int | None) -> None:
         self.error, self.error_step = describe(exc), step
+        self.fragment = _stopped  # a library that raised reads nothing more
         self.deliberate = isinstance(exc, Raised) and exc.deliberate
 
     def result(self, last_step: int | None = None) -> ClientRun:
@@ -124,6 +130,23 @@ class ProfileRun:
         return run
 
 
+def feed_all(runs: list[ProfileRun], step: int, event: SseEvent, obj: Any,
+             fragment: tuple[int, int, str] | None) -> None:
+    """One event to every run: a plain fragment through each one's fast lane, anything else read in full."""
+    if fragment is None:
+        for run in runs:
+            run.feed(step, event, obj)
+        return
+    choice, index, text = fragment
+    for run in runs:
+        if not run.fragment(choice, index, text):
+            run.feed(step, event, obj)
+
+
+def _stopped(choice: int, index: int, text: str) -> bool:
+    return True
+
+
 def start_runs(protocol: str, profiles: Iterable[str], tools: frozenset[str] | None = None) -> list[ProfileRun]:
     """A run of every selected profile that reads ``protocol``."""
     return [ProfileRun(PROFILES[p], protocol, tools) for p in profiles if protocol in PROFILES[p].assemblers]
@@ -134,8 +157,8 @@ def run_profiles(protocol: str, events: Iterable[tuple[int, SseEvent, Any]], pro
     """Every selected profile that reads ``protocol``, on ``(step, event, decoded JSON)`` (NOT_JSON when not)."""
     runs = start_runs(protocol, profiles, tools)
     last = None
+    chat = protocol == "chat"
     for step, event, obj in events:
         last = step
-        for run in runs:
-            run.feed(step, event, obj)
+        feed_all(runs, step, event, obj, plain_fragment(obj) if chat else None)
     return [run.result(last) for run in runs]

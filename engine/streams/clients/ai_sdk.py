@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from callscope.engine.streams.clients._js import UNDEFINED, get, nullish
+from callscope.engine.streams.clients._js import UNDEFINED, nullish
 from callscope.engine.streams.clients._partial_json import js_parse
 from callscope.engine.streams.clients.spec import (
     GENERATED_ID,
@@ -151,13 +151,18 @@ class _ArgumentState:
 
 
 class _Call:
-    __slots__ = ("id", "index", "sequence", "name", "arguments", "state", "finished")
+    __slots__ = ("id", "index", "sequence", "name", "arguments", "finished")
 
     def __init__(self, call_id: str, index: Any, sequence: int, name: str, arguments: str) -> None:
         self.id, self.index, self.sequence = call_id, index, sequence
         self.name, self.arguments = name, arguments
-        self.state = _ArgumentState(arguments)
         self.finished = False
+
+    @property
+    def complete(self) -> bool:
+        """``argumentState.hasCompleteStructuredValue``: a function of the arguments so far, read only when a
+        delta could start a new call (computed then, not on every fragment)."""
+        return _ArgumentState(self.arguments).complete
 
 
 class Tracker:
@@ -186,7 +191,6 @@ class Tracker:
             if wire_id is not None:
                 self._associate(self.by_id, wire_id, call)
             if not call.finished and not nullish(arguments):
-                call.state.append(arguments)
                 call.arguments += arguments
         if index is not None:
             self._associate(self.by_index, index, call)
@@ -233,7 +237,7 @@ class Tracker:
             return "new"
         if not explicit:
             return calls[0] if len(calls) == 1 else "ambiguous"
-        open_calls = [c for c in calls if not c.state.complete]
+        open_calls = [c for c in calls if not c.complete]
         if len(open_calls) == 1:
             return open_calls[0]
         return "ambiguous" if open_calls else "new"
@@ -308,6 +312,15 @@ class ChatAssembler(Assembler):
             self.text.append(refusal)
         for call in delta.get("tool_calls") or ():
             self._tool_delta(call)
+
+    def fragment(self, choice: int, index: int, text: str) -> bool:
+        if self.choice_key is None or index not in self.forwarded:
+            return False
+        calls = self.tracker.by_index.get(index)
+        if calls is None or len(calls) != 1:
+            return False
+        calls[0].arguments += text
+        return True
 
     def _tool_delta(self, call: dict[str, Any]) -> None:
         """``processToolCallDelta``: hold deltas per index until the call's name arrives."""

@@ -68,17 +68,19 @@ class MessagesAssembler(Assembler):
         if kind == "text_delta" and block.get("type") == "text":
             block["text"] = (block.get("text") or "") + delta.get("text")
         elif kind == "input_json_delta" and block.get("type") in _TRACKS_INPUT:
-            buffer = self.buffers.get(index, "") + delta.get("partial_json")
-            if buffer:
-                try:
-                    block["input"] = completed(buffer)
-                except ValueError as exc:
-                    raise ValueError(f"Unable to parse tool parameter JSON from model. Error: {exc}") from None
-            self.buffers[index] = buffer
+            self.buffers[index] = self.buffers.get(index, "") + delta.get("partial_json")
 
     def finish(self) -> tuple[dict[int, list[AssembledCall]], dict[int, str]]:
         if not self.started:
             raise AssertionError("no message_start was received")
+        for index, buffer in self.buffers.items():
+            # The SDK parses the buffer after every fragment; a prefix that does not parse never starts to, so
+            # parsing the whole once gives the same input, or the same ValueError (here, at the end).
+            if buffer:
+                try:
+                    self.blocks[index]["input"] = completed(buffer)
+                except ValueError as exc:
+                    raise ValueError(f"Unable to parse tool parameter JSON from model. Error: {exc}") from None
         calls, texts = [], []
         for block in self.blocks:
             if block.get("type") == "tool_use":

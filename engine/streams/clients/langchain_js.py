@@ -7,7 +7,8 @@ ignored) and, for an assistant delta, makes ``tool_call_chunks`` of the raw tool
 merges a tool-call chunk into the one with the same ``index`` (and the same id when both
 have one); merging *overwrites* ``id`` and ``name`` with any non-empty value (so a name
 split in two keeps only its last piece) and concatenates arguments; values of different
-types throw. The raw ``tool_calls`` are merged the same way in ``additional_kwargs``.
+types throw. (The raw ``tool_calls`` are merged the same way into ``additional_kwargs``; that merge is not emulated: it
+throws only where this one throws too, but for fields of the raw delta no tool-call chunk has.)
 At the end (``collapseToolCallChunks``, ``messages/utils.js``) chunks are grouped by id
 and index, the arguments joined and read by ``parsePartialJson``: an object with an id
 makes a tool call, anything else (no id, arguments that do not read as an object) an
@@ -147,12 +148,11 @@ def collapse(chunks: list[dict[str, Any]]) -> tuple[list[AssembledCall], list[As
 
 
 class ChatAssembler(Assembler):
-    __slots__ = ("chunks", "raw", "content", "role", "first_ai", "choice_key", "stopped", "yielded")
+    __slots__ = ("chunks", "content", "role", "first_ai", "choice_key", "stopped", "yielded")
 
     def __init__(self, protocol: str, tools: frozenset[str] | None = None) -> None:
         super().__init__(protocol, tools)
         self.chunks: list[Any] = []  # the merged tool_call_chunks
-        self.raw: Any = UNDEFINED  # additional_kwargs.tool_calls, merged (only to throw where the library throws)
         self.content: list[str] = []
         self.role: Any = UNDEFINED  # defaultRole: the last role a delta named
         self.first_ai: bool | None = None  # whether the first chunk was an AI message chunk (else no calls at all)
@@ -195,8 +195,6 @@ class ChatAssembler(Assembler):
         raw_calls = get(delta, "tool_calls")
         if not is_ai:
             return
-        if truthy(raw_calls) and nullish(get(delta, "function_call")):
-            self.raw = merge_lists(self.raw, raw_calls if isinstance(raw_calls, list) else [raw_calls])
         if not isinstance(raw_calls, list):
             return
         entries = []
@@ -207,6 +205,24 @@ class ChatAssembler(Assembler):
             entries.append({"name": get(fn, "name"), "args": get(fn, "arguments"), "id": get(raw, "id"),
                             "index": get(raw, "index"), "type": "tool_call_chunk"})
         self.chunks = entries if self.yielded == 1 else merge_lists(self.chunks, entries)
+
+    def fragment(self, choice: int, index: int, text: str) -> bool:
+        if self.stopped or self.yielded < 1 or not self.first_ai or self.role != "assistant":
+            return False
+        for entry in self.chunks:
+            found = entry.get("index")
+            if type(found) in (int, float) and found == index:
+                args = entry.get("args", UNDEFINED)
+                if nullish(args):
+                    entry["args"] = text
+                elif type(args) is str:
+                    entry["args"] = args + text
+                else:
+                    return False
+                self.content.append("")
+                self.yielded += 1
+                return True
+        return False
 
     def finish(self) -> tuple[dict[int, list[AssembledCall]], dict[int, str]]:
         key = self.choice_key or 0

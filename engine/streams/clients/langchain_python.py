@@ -73,7 +73,7 @@ def merge_dicts(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
 
 
 class ChatAssembler(Assembler):
-    __slots__ = ("entries", "content", "stopped", "choice_key")
+    __slots__ = ("entries", "content", "stopped", "choice_key", "first_by_index")
 
     def __init__(self, protocol: str, tools: frozenset[str] | None = None) -> None:
         super().__init__(protocol, tools)
@@ -81,6 +81,20 @@ class ChatAssembler(Assembler):
         self.content: list[str] = []
         self.stopped = False
         self.choice_key: int | None = None
+        self.first_by_index: dict[int, dict[str, Any]] = {}  # the entry a chunk with that index merges into
+
+    def fragment(self, choice: int, index: int, text: str) -> bool:
+        entry = self.first_by_index.get(index)
+        if self.stopped or self.choice_key is None or entry is None:
+            return False
+        args = entry["args"]
+        if args is None:
+            entry["args"] = text
+        elif type(args) is str:
+            entry["args"] = args + text
+        else:
+            return False
+        return True
 
     def event(self, event: SseEvent, obj: Any) -> None:
         if self.stopped:
@@ -129,6 +143,8 @@ class ChatAssembler(Assembler):
                     merge_dicts(kept, entry)
                     return
         self.entries.append(entry)
+        if isinstance(index, int) and index not in self.first_by_index:
+            self.first_by_index[index] = entry
 
     def finish(self) -> tuple[dict[int, list[AssembledCall]], dict[int, str]]:
         calls, invalid = [], []

@@ -44,6 +44,13 @@ class _Naive(Assembler):
 class ChatAssembler(_Naive):
     __slots__ = ()
 
+    def fragment(self, choice: int, index: int, text: str) -> bool:
+        call = self.calls.get(choice, {}).get(index)
+        if self.stopped or call is None:
+            return False
+        call["arguments"] += text
+        return True
+
     def read(self, obj: Any) -> None:
         for choice in obj.get("choices") or []:
             index = choice["index"]

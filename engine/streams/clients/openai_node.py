@@ -91,6 +91,23 @@ class ChatAssembler(Assembler):
         for choice in choices:
             self._events(_destructure(choice))
 
+    def fragment(self, choice: int, index: int, text: str) -> bool:
+        if self.done or not self.started:
+            return False
+        snapshot = self.choices.items.get(choice)
+        if snapshot is None or truthy(snapshot["finish_reason"]):
+            return False
+        calls = snapshot["message"].get("tool_calls")
+        call = calls.items.get(index) if calls is not None else None
+        function = call.get("function") if call is not None else None
+        if function is None or type(function.get("arguments")) is not str:
+            return False
+        state = self.states.get(_js.string(snapshot["index"]))
+        if state is None or type(state.current) is not int or state.current != index:
+            return False
+        function["arguments"] += text
+        return True
+
     # ------------------------------------------------------------ #accumulateChatCompletion
 
     def _accumulate(self, choice: dict[str, Any]) -> None:

@@ -166,6 +166,24 @@ class ChatAssembler(Assembler):
                                  f"'{type(choices).__name__}' chunk.choices cannot be read")
         return choices
 
+    def fragment(self, choice: int, index: int, text: str) -> bool:
+        if self.stopped or not self.started or not 0 <= choice < len(self.choices) or choice >= len(self.states):
+            return False
+        snapshot = self.choices[choice]
+        state = self.states[choice]
+        calls = snapshot.get("message", {}).get("tool_calls") if isinstance(snapshot, dict) else None
+        if type(calls) is not list or not 0 <= index < len(calls) or state.current != index:
+            return False
+        call = calls[index]
+        function = call.get("function") if type(call) is dict else None
+        if type(function) is not dict or type(function.get("arguments")) is not str:
+            return False
+        if snapshot.get("finish_reason") and index not in state.done:
+            return False
+        call["index"] = index
+        function["arguments"] += text
+        return True
+
     # ------------------------------------------------------------ _accumulate_chunk
 
     def _first(self, chunk: dict[str, Any]) -> None:

@@ -80,6 +80,12 @@ class Assembler:
     def event(self, event: SseEvent, obj: Any) -> None:
         raise NotImplementedError
 
+    def fragment(self, choice: int, index: int, text: str) -> bool:
+        """The fast lane: a chunk that only appends ``text`` to the arguments of call ``index`` of ``choice``
+        (see :func:`plain_fragment`). Apply it and return True when the library would do nothing else with it
+        in the state it is in; return False (changing nothing) to have :meth:`event` read it in full."""
+        return False
+
     def finish(self) -> tuple[dict[int, list[AssembledCall]], dict[int, str]]:
         raise NotImplementedError
 
@@ -127,6 +133,56 @@ def fresh(value: Any) -> Any:
     if isinstance(value, list):
         return [fresh(v) for v in value]
     return value
+
+
+#: Top-level chunk keys a plain fragment may carry (anything else, ``usage`` or ``error`` included, takes the full path).
+_PLAIN_TOP = frozenset({"id", "object", "created", "model", "choices", "system_fingerprint", "service_tier",
+                        "obfuscation"})
+
+
+def plain_fragment(obj: Any) -> tuple[int, int, str] | None:
+    """``(choice, index, text)`` when a Chat Completions chunk is nothing but one argument fragment of one call.
+
+    That is most chunks of a streamed call (``{"index": 0, "function": {"arguments": "..."}}`` in one choice's
+    delta, no finish, no content), and every library does one thing with it: so it is recognised once per
+    chunk, and each profile applies it without walking the chunk again (:meth:`Assembler.fragment`).
+    """
+    if type(obj) is not dict:
+        return None
+    choices = obj.get("choices")
+    if type(choices) is not list or len(choices) != 1 or obj.get("object") != "chat.completion.chunk":
+        return None
+    choice = choices[0]
+    if type(choice) is not dict or choice.get("finish_reason") is not None or choice.get("logprobs") is not None:
+        return None
+    delta = choice.get("delta")
+    number = choice.get("index")
+    if type(delta) is not dict or type(number) is not int:
+        return None
+    calls = delta.get("tool_calls")
+    if type(calls) is not list or len(calls) != 1 or not _PLAIN_TOP.issuperset(obj):
+        return None
+    if len(delta) > 1:
+        for key, value in delta.items():
+            if value is not None and key != "tool_calls":
+                return None
+    entry = calls[0]
+    if type(entry) is not dict or len(entry) != 2:
+        return None
+    index = entry.get("index")
+    function = entry.get("function")
+    if type(index) is not int or type(function) is not dict or len(function) != 1:
+        return None
+    text = function.get("arguments")
+    if type(text) is not str:
+        return None
+    for key in ("id", "model"):
+        if key in obj and type(obj[key]) is not str:
+            return None
+    created = obj.get("created")
+    if created is not None and type(created) not in (int, float):
+        return None
+    return number, index, text
 
 
 def choice_entries(obj: Any) -> list[Any]:
