@@ -239,6 +239,11 @@ LIBRARY: tuple[Quirk, ...] = (
        lambda: chat(ROLE, chunk(tools(call(0, "call_a", "get_weather", ""))),
                     *[chunk(tools({"index": 0, "id": None, "type": None,
                                    "function": {"name": None, "arguments": a}})) for a in ARGS], FINISH)),
+    _q("role_missing", "chat", "No chunk carries delta.role: the stream opens with the first call's header.",
+       "gateways that translate another protocol (agentgateway from Anthropic; LangWatch's gateway)",
+       ("https://github.com/agentgateway/agentgateway/pull/3005", "https://github.com/langwatch/langwatch/issues/6196",
+        "https://github.com/langchain-ai/langchainjs/pull/11157"),
+       lambda: chat(*header_then_args(0, "call_a", "get_weather"), FINISH)),
     # ---------------------------------------------------------------- ids
     _q("id_changed", "chat", "The first chunk carries one id, the later fragments of the same call another.",
        "Poolside's streaming API", ("https://github.com/poolsideai/pool/issues/9",),

@@ -76,6 +76,9 @@ NAME_REPEATED = _rule("name-repeated", "a later fragment of a call carries funct
 NAME_FRAGMENTED = _rule(
     "name-fragmented", "a call's function.name arrives in pieces over several chunks (clients that overwrite the "
     "name keep the last piece; the AI SDK makes a call of each piece)", CAPTURE)
+ROLE_MISSING = _rule(
+    "role-missing", "no chunk of a message with tool calls carried delta.role 'assistant' (openai-node raises, "
+    "LangChain JS drops every call)", CAPTURE)
 FIELD_NULL = _rule(
     "field-null", "a later fragment of a call sends id, type or function.name as an explicit null instead of "
     "leaving it out (openai-python's stream helper takes the null type and fails; clients that assign fields lose "

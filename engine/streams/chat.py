@@ -52,6 +52,7 @@ class _Choice:
 
     builder: StreamBuilder
     by_index: dict[int, Call] = field(default_factory=dict)
+    role_step: int | None = None  # the first chunk that said role: assistant
     legacy: Call | None = None  # a legacy function_call kept aside (tool_calls came too)
     legacy_step: int | None = None
     legacy_shown: bool = False
@@ -142,8 +143,11 @@ class ChatReader(ProtocolReader):
 
     def _delta(self, step: int, ms: float | None, silence: float, state: _Choice, delta: dict[str, Any]) -> None:
         builder = state.builder
-        if delta.get("role"):
+        role = delta.get("role")
+        if role:
             builder.role(step, ms)
+            if role == "assistant" and state.role_step is None:
+                state.role_step = step
         reasoning = delta.get("reasoning_content")
         if reasoning is None:
             reasoning = delta.get("reasoning")
@@ -371,6 +375,10 @@ class ChatReader(ProtocolReader):
             found.append(self._legacy_verdict(state))
         reason = builder.finish_reason
         calls = builder.calls
+        if calls and state.role_step is None:
+            found.append(Violation(rules.ROLE_MISSING, calls[0].first.step,
+                                   "no chunk said role 'assistant': openai-node raises 'missing role', LangChain JS "
+                                   "reads the deltas as a generic message and drops every tool call"))
         if reason == "tool_calls" and not calls:
             found.append(Violation(rules.FINISH_REASON_MISMATCH, builder.finish_step.step,
                                    "finish_reason is tool_calls but no tool-call delta was sent"))

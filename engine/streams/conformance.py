@@ -302,8 +302,12 @@ class CaptureAnalyzer:
 
     def _run_clients(self, reader: ProtocolReader) -> list[ClientRun]:
         """What every selected client profile ended with (they read the events as they came)."""
-        last = next((step for step, event in reversed(self.events) if event.terminated), None)
+        last = self._last_served()
         return [run.result(last) for run in self.runs or ()]
+
+    def _last_served(self) -> int | None:
+        """The step of the last event a client read (a raise at the end of the stream is reported there)."""
+        return next((step for step, event in reversed(self.events) if event.terminated), None)
 
     def _judge(self, reader: ProtocolReader, run: ClientRun, verdicts: dict[int, list[Any]]) -> None:
         """One profile's result against what the stream meant: a verdict per call, violations where they differ."""
@@ -315,8 +319,11 @@ class CaptureAnalyzer:
                 for call in builder.calls:
                     call.clients.append(ClientVerdict(run.profile, error=run.error))
             errors = {v.step for v in verdicts[primary_choice][1:] + self._live.violations if v.rule == rules.STREAM_ERROR}
-            if run.error_step in errors or run.deliberate:
-                return  # the client raised on the server's own error event, or gave its own verdict on a finish
+            cut_short = verdicts[primary_choice][0] and run.error_step == self._last_served()
+            if run.error_step in errors or run.deliberate or cut_short:
+                # the client raised on the server's own error event, gave its own verdict on a finish, or said at
+                # the end that the stream was cut short (stream-truncated says so): that is how it should end
+                return
             verdicts[primary_choice].append(Violation(
                 rules.CLIENT_ERROR, run.error_step,
                 f"{run.profile} raised {run.error}" + (f" reading {_chunk_name(reader)} {run.error_step}"
