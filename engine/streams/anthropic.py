@@ -24,6 +24,7 @@ from callscope.engine.core.json_text import dumps
 from callscope.engine.core.wire import Violation
 from callscope.engine.streams.assembly import Call, StreamBuilder, clip, is_json
 from callscope.engine.streams.protocol import ProtocolReader, good_index
+from callscope.engine.streams.spec import NaiveCalls, ProtocolSpec, described, function_of, schema_of
 from callscope.engine.streams.sse import SseEvent
 
 PROTOCOL = "anthropic"
@@ -206,3 +207,78 @@ class AnthropicReader(ProtocolReader):
                               f"stop_reason is tool_use but the input of block {cut[0].index} does not parse "
                               "(cut off?): that stop is max_tokens", cut[0].index)]
         return []
+
+
+# ---------------------------------------------------------------- the declaration
+
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+VERSION = "2023-06-01"
+#: Anthropic requires max_tokens; this is sent when the request does not say.
+DEFAULT_MAX_TOKENS = 1024
+
+
+def _recognise(event: SseEvent, data: Any) -> bool:
+    """An event only Anthropic sends (``message_start``, ``content_block_delta``...), by name or data type."""
+    kind = data.get("type") if isinstance(data, dict) else None
+    return bool({n for n in (event.event, kind) if isinstance(n, str)} & AnthropicReader.EVENTS)
+
+
+def auth(key: str) -> dict[str, str]:
+    """``x-api-key`` (when a key is set) and the ``anthropic-version`` it requires, always."""
+    return {"anthropic-version": VERSION, **({"x-api-key": key} if key else {})}
+
+
+def request_body(body: dict[str, Any]) -> dict[str, Any]:
+    """A chat-shaped body as a Messages request: ``system`` apart, ``{name, description, input_schema}`` tools,
+    ``tool_choice`` as ``{type: auto|any|tool}``, a required ``max_tokens``."""
+    body = dict(body)
+    messages = body.get("messages") or []
+    system = [m.get("content") for m in messages if m.get("role") == "system" and isinstance(m.get("content"), str)]
+    if system and "system" not in body:
+        body["system"] = "\n\n".join(system)
+    body["messages"] = [m for m in messages if m.get("role") != "system"]
+    if isinstance(body.get("tools"), list):
+        body["tools"] = [
+            {"name": f.get("name"), **described(f), "input_schema": schema_of(f)}
+            if (f := function_of(t)) is not None else t
+            for t in body["tools"]
+        ]
+    choice = body.get("tool_choice")
+    if isinstance(choice, str):
+        body["tool_choice"] = {"type": {"required": "any"}.get(choice, choice)}
+    elif isinstance(choice, dict) and isinstance(choice.get("function"), dict):
+        body["tool_choice"] = {"type": "tool", "name": choice["function"].get("name")}
+    body.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+    return body
+
+
+def naive_read(obj: dict[str, Any], calls: NaiveCalls, content: dict[int, str]) -> None:
+    """The naive client: a call per ``tool_use`` block, ``+=`` on its ``partial_json``, text deltas appended."""
+    mine = calls.setdefault(0, {})
+    kind = obj.get("type")
+    if kind == "content_block_start" and obj["content_block"].get("type") == "tool_use":
+        block = obj["content_block"]
+        mine[obj["index"]] = {"id": block.get("id") or "", "name": block.get("name") or "", "arguments": ""}
+    elif kind == "content_block_delta":
+        delta = obj["delta"]
+        if delta.get("type") == "input_json_delta":
+            mine[obj["index"]]["arguments"] += delta["partial_json"]
+        elif delta.get("type") == "text_delta":
+            content[0] = content.get(0, "") + delta["text"]
+    elif kind == "content_block_stop" and obj["index"] in mine and not mine[obj["index"]]["arguments"]:
+        mine[obj["index"]]["arguments"] = "{}"
+
+
+SPEC = ProtocolSpec(
+    id=PROTOCOL,
+    label=AnthropicReader.label,
+    path=AnthropicReader.path,
+    reader=AnthropicReader,
+    end_events=("message_stop",),
+    end_text="message_stop",
+    recognise=_recognise,
+    naive=naive_read,
+    api_key_env=API_KEY_ENV,
+    auth=auth,
+    body=request_body,
+)

@@ -37,6 +37,7 @@ from callscope.engine.core.json_text import dumps
 from callscope.engine.core.wire import Violation
 from callscope.engine.streams.assembly import Call, StreamBuilder, clip, is_json
 from callscope.engine.streams.protocol import ProtocolReader, good_index, json_type
+from callscope.engine.streams.spec import NOT_JSON, NaiveCalls, ProtocolSpec
 from callscope.engine.streams.sse import SseEvent
 
 PROTOCOL = "chat"
@@ -386,3 +387,41 @@ class ChatReader(ProtocolReader):
         return Violation(rules.LEGACY_FUNCTION_CALL, state.legacy_step,
                          f"the deprecated delta.function_call was sent alongside tool_calls {how}; a client reading "
                          "both sees two calls", 0)
+
+
+# ---------------------------------------------------------------- the declaration
+
+
+def _recognise(event: SseEvent, data: Any) -> bool:
+    """``[DONE]``, or an object with ``choices`` or a ``chat.completion*`` ``object``."""
+    if data is NOT_JSON:
+        return event.data.strip() == "[DONE]"
+    return isinstance(data, dict) and ("choices" in data or str(data.get("object", "")).startswith("chat.completion"))
+
+
+def naive_read(obj: dict[str, Any], calls: NaiveCalls, content: dict[int, str]) -> None:
+    """The naive client: ``+=`` on id, name and arguments of every delta, a dict per choice and tool index."""
+    for choice in obj.get("choices") or []:
+        index = choice["index"]
+        delta = choice.get("delta") or {}
+        content[index] = content.get(index, "") + (delta.get("content") or "")
+        mine = calls.setdefault(index, {})
+        for tool in delta.get("tool_calls") or []:
+            call = mine.setdefault(tool["index"], {"id": "", "name": "", "arguments": ""})
+            call["id"] += tool.get("id") or ""
+            function = tool.get("function") or {}
+            call["name"] += function.get("name") or ""
+            call["arguments"] += function.get("arguments") or ""
+
+
+SPEC = ProtocolSpec(
+    id=PROTOCOL,
+    label=ChatReader.label,
+    path=ChatReader.path,
+    reader=ChatReader,
+    end_events=("[DONE]",),
+    end_text="a finish chunk or [DONE]",
+    recognise=_recognise,
+    naive=naive_read,
+    unit="chunk",
+)

@@ -23,6 +23,7 @@ from callscope.engine.core import rules
 from callscope.engine.core.wire import Violation
 from callscope.engine.streams.assembly import Call, StreamBuilder, clip, is_json
 from callscope.engine.streams.protocol import ProtocolReader, good_index
+from callscope.engine.streams.spec import NaiveCalls, ProtocolSpec, described, function_of, schema_of
 from callscope.engine.streams.sse import SseEvent
 
 PROTOCOL = "responses"
@@ -227,3 +228,64 @@ _HANDLERS = {
     "response.reasoning_summary_text.delta": ResponsesReader._reasoning,
     "response.reasoning_text.delta": ResponsesReader._reasoning,
 }
+
+
+# ---------------------------------------------------------------- the declaration
+
+
+def _recognise(event: SseEvent, data: Any) -> bool:
+    """Any ``response.*`` event (by its SSE ``event:`` or its data's ``type``)."""
+    kind = data.get("type") if isinstance(data, dict) else None
+    return any(isinstance(n, str) and n.startswith("response.") for n in (event.event, kind))
+
+
+def request_body(body: dict[str, Any]) -> dict[str, Any]:
+    """A chat-shaped body as a Responses request: ``input``, flat function tools, ``max_output_tokens``."""
+    body = dict(body)
+    messages = body.pop("messages", None)
+    if messages and "input" not in body:
+        body["input"] = messages
+    if isinstance(body.get("tools"), list):
+        body["tools"] = [
+            {"type": "function", "name": f.get("name"), **described(f), "parameters": schema_of(f)}
+            if (f := function_of(t)) is not None else t
+            for t in body["tools"]
+        ]
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and isinstance(choice.get("function"), dict):
+        body["tool_choice"] = {"type": "function", "name": choice["function"].get("name")}
+    if "max_tokens" in body and "max_output_tokens" not in body:
+        body["max_output_tokens"] = body.pop("max_tokens")
+    return body
+
+
+def _has_input(body: dict[str, Any]) -> bool:
+    return bool(body.get("messages")) or bool(body.get("input"))
+
+
+def naive_read(obj: dict[str, Any], calls: NaiveCalls, content: dict[int, str]) -> None:
+    """The naive client: a call per announced item, ``+=`` on its argument deltas, text deltas appended."""
+    mine = calls.setdefault(0, {})
+    kind = obj.get("type")
+    if kind == "response.output_item.added" and obj["item"].get("type") == "function_call":
+        item = obj["item"]
+        mine[item["id"]] = {"id": item.get("call_id") or "", "name": item.get("name") or "",
+                            "arguments": item.get("arguments") or ""}
+    elif kind == "response.function_call_arguments.delta":
+        mine[obj["item_id"]]["arguments"] += obj["delta"]
+    elif kind == "response.output_text.delta":
+        content[0] = content.get(0, "") + obj["delta"]
+
+
+SPEC = ProtocolSpec(
+    id=PROTOCOL,
+    label=ResponsesReader.label,
+    path=ResponsesReader.path,
+    reader=ResponsesReader,
+    end_events=ENDS,
+    end_text="response.completed",
+    recognise=_recognise,
+    naive=naive_read,
+    body=request_body,
+    has_input=_has_input,
+)

@@ -56,12 +56,13 @@ from callscope.engine.capture.redact import Redactor, redact_url, url_secrets
 from callscope.engine.capture.request import CaptureRequest
 from callscope.engine.core.json_text import DOCUMENT_DEPTH, loads
 from callscope.engine.streams.conformance import stream_ended
-from callscope.engine.streams.protocols import expected_choices
+from callscope.engine.streams.protocols import DEFAULT_PROTOCOL, all_protocols, end_text, expected_choices
 
 READ_SIZE = 65536
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "te", "trailer",
                         "transfer-encoding", "upgrade", "host", "content-length", "expect"})
 #: Request headers whose values are secrets: masked in every recording and message (they still go upstream).
+#: Every registered protocol's key headers are too (:func:`secret_headers`).
 SECRET_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie")
 STOPPED = "the proxy was stopped"
 CLIENT_GONE = "the client disconnected"
@@ -227,7 +228,7 @@ class ProxyServer:
         extra = {"protocol": turn.protocol, "proxy": {"turn": turn.number, "method": turn.method,
                                                       "target": turn.target, "status": turn.status},
                  **judged_with(self.config.atomic_silence_ms, self.config.clients)}
-        request = CaptureRequest(turn.url, turn.body or {}, api_key_env="", protocol=turn.protocol or "chat",
+        request = CaptureRequest(turn.url, turn.body or {}, api_key_env="", protocol=turn.protocol or DEFAULT_PROTOCOL,
                                  insecure=self.config.insecure, connect_timeout=self.config.connect_timeout,
                                  read_timeout=self.config.read_timeout)
         try:
@@ -323,9 +324,7 @@ class _Stream:
         if error is None and self.decoder.error is not None:
             error = CaptureError("protocol", self.decoder.error)
         if error is None and not cancelled and not self.done and not stream_ended(self.lines, turn.protocol):
-            end = "its protocol's end" if turn.protocol is None else {
-                "chat": "a finish chunk or [DONE]", "responses": "response.completed",
-                "anthropic": "message_stop"}[turn.protocol]
+            end = end_text(turn.protocol)
             error = CaptureError("closed", f"the server closed the stream before {end}" if data_line_count(self.lines)
                                  else "the server ended the response without sending a single data line")
         if error is not None and self.stamper.cut_bytes and error.kind != "cancelled":
@@ -499,11 +498,19 @@ def _hop_by_hop(headers: list[tuple[str, str]]) -> frozenset[str]:
     return HOP_BY_HOP | named
 
 
+def secret_headers() -> frozenset[str]:
+    """:data:`SECRET_HEADERS` and every header a registered protocol puts its key in (``ProtocolSpec.auth``)."""
+    probe = "callscope-key-probe"
+    named = {k.lower() for spec in all_protocols() for k, v in spec.auth(probe).items() if probe in v}
+    return frozenset(SECRET_HEADERS) | named
+
+
 def _redactor(headers: list[tuple[str, str]], url: str) -> Redactor:
     """Masks this request's secrets: its auth headers (whole, and the token after the scheme) and URL credentials."""
     values: list[str] = []
+    secret = secret_headers()
     for key, value in headers:
-        if key.lower() in SECRET_HEADERS:
+        if key.lower() in secret:
             values.append(value.strip())
             _, _, token = value.strip().partition(" ")
             if token:
