@@ -241,11 +241,9 @@ class CaptureAnalyzer:
         for call in builder.calls:
             found.extend(builder.call_verdicts(call, skip_json=truncated and call is builder.calls[-1]))
         found.extend(reader.end(builder, choice, truncated))
-        if truncated:
+        if truncated and not cancelled:  # stopped by the user or the client: cut, but not by the server
             missing = reader.missing_end()
-            if cancelled:
-                why = error or "capture stopped by the user"  # a proxy says who stopped it (the client left)
-            elif error:
+            if error:
                 why = error
             elif not self.steps:
                 why = "the server ended the response without sending a single event"
@@ -314,7 +312,8 @@ class CaptureAnalyzer:
     def _build(self, reader: ProtocolReader, builder: StreamBuilder, choice: int, found: list[Violation],
                truncated: bool, runs: list[ClientRun], error: str | None, cancelled: bool,
                cause: str | None) -> Analysis:
-        ended = any(v.rule in rules.STREAM_ENDERS or v.rule == rules.CLIENT_ERROR for v in found)
+        # a stream cut short (by the server, a client or the user) explains a call that does not reconstruct
+        ended = cancelled or any(v.rule in rules.STREAM_ENDERS or v.rule == rules.CLIENT_ERROR for v in found)
         for call in builder.calls:
             wrong = not builder.usable(call) or not all(v.matches for v in call.clients)
             if wrong and not ended and not any(v.call_index == call.index for v in found):
@@ -340,9 +339,8 @@ class CaptureAnalyzer:
         elif error is None and not cancelled:
             found.append(Violation(rules.STREAM_TRUNCATED, None,
                                    "the server ended the response without sending a single event"))
-        else:
-            why = (error or "capture stopped by the user") if cancelled else error
-            found.append(Violation(rules.STREAM_TRUNCATED, None, f"no event arrived: {why}"))
+        elif not cancelled:  # stopped by the user or the client before anything came: nobody's rule
+            found.append(Violation(rules.STREAM_TRUNCATED, None, f"no event arrived: {error}"))
         truncated = not self.steps or error is not None or cancelled
         return self._live.build(name=self.name, source=self._source(error), identity=self._identity(),
                                 violations=found, final=True, truncated=truncated,

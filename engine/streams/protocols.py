@@ -119,6 +119,13 @@ def end_text(protocol: str | None) -> str:
     return get_protocol(protocol).end_text if protocol in _SPECS else "its protocol's end"
 
 
+def end_markers(protocol: str | None) -> tuple[bytes, ...]:
+    """Bytes every end event of ``protocol`` holds (of every known protocol when None): a read without any
+    of them ends nothing, and is not split into lines to find out."""
+    specs = [_SPECS[protocol]] if protocol in _SPECS else list(_SPECS.values())
+    return tuple(dict.fromkeys(end.encode() for spec in specs for end in spec.end_events))
+
+
 def is_end_line(line: str, protocol: str | None) -> bool:
     """Whether a received line is the end event of ``protocol`` (of any known protocol when None)."""
     if protocol is not None:

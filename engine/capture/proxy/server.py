@@ -43,7 +43,6 @@ from callscope.engine.capture.client import (
     Line,
     _tls_context,
     data_line_count,
-    is_done_line,
 )
 from callscope.engine.capture.proxy.config import MAX_REQUEST_BYTES, ProxyConfig, upstream_url
 from callscope.engine.capture.proxy.judge import ProcessJudge, ThreadJudge
@@ -56,7 +55,14 @@ from callscope.engine.capture.redact import Redactor, redact_url, url_secrets
 from callscope.engine.capture.request import CaptureRequest
 from callscope.engine.core.json_text import DOCUMENT_DEPTH, loads
 from callscope.engine.streams.conformance import stream_ended
-from callscope.engine.streams.protocols import DEFAULT_PROTOCOL, all_protocols, end_text, expected_choices
+from callscope.engine.streams.protocols import (
+    DEFAULT_PROTOCOL,
+    all_protocols,
+    end_markers,
+    end_text,
+    expected_choices,
+    is_end_line,
+)
 
 READ_SIZE = 65536
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "te", "trailer",
@@ -203,8 +209,11 @@ class ProxyServer:
             self._end(turn, stream, recorder, CaptureError("cancelled", STOPPED), cancelled=True)
             raise
         except _ClientGone:
-            self._end(turn, stream, recorder, CaptureError("cancelled", CLIENT_GONE), cancelled=True)
             client.broken = True
+            if stream is not None and stream.done:  # it had the whole answer: how it hangs up is its business
+                self._end(turn, stream, recorder, None)
+            else:
+                self._end(turn, stream, recorder, CaptureError("cancelled", CLIENT_GONE), cancelled=True)
         except UpstreamError as exc:
             error = CaptureError(exc.kind, redactor.text(exc.message))
             if turn.status is None:  # nothing answered yet: the client gets a 502 with the one line
@@ -292,7 +301,10 @@ class _Stream:
         self.recorder = recorder
         self.sink = sink
         self.lines: list[Line] = []
+        #: The protocol's last event arrived (``[DONE]``, ``response.completed``, ``message_stop``): the turn is
+        #: complete, however the client closes afterwards (any known protocol's when the path names none).
         self.done = False
+        self._ends = end_markers(turn.protocol)
 
     def feed(self, data: bytes) -> None:
         if self.decoder.error is not None or not data:
@@ -305,12 +317,13 @@ class _Stream:
             self.decoder.error = f"the response body could not be decoded ({type(exc).__name__}: {exc})"
             return
         if lines:
-            self._take(lines, b"[DONE]" in decoded)
+            self._take(lines, any(end in decoded for end in self._ends))
 
     def _take(self, lines: list[Line], maybe_done: bool = True) -> None:
         self.lines.extend(lines)
-        if maybe_done and not self.done and any(is_done_line(line) for _, line in lines):
-            self.done = True
+        if maybe_done and not self.done:
+            protocol = self.turn.protocol
+            self.done = any(is_end_line(line, protocol) for _, line in lines)
         if self.recorder is not None:
             self.recorder.write(lines)
         if self.sink is not None:
