@@ -65,6 +65,10 @@ class ProtocolSpec:
     - ``recognise(event, data)``: whether an event of an unnamed stream is this
       protocol's (``data`` is the decoded JSON, or :data:`NOT_JSON`);
     - ``naive``: the hand-written ``+=`` client's reader of one event's JSON;
+    - ``writer``: the :class:`~callscope.engine.streams.writer.ProtocolWriter` that
+      says a response in its events (and its non-streamed body): ``callscope serve``;
+    - ``chat_request``: one of its request bodies in the chat shape (messages,
+      OpenAI tools, ``tool_choice``, ``max_tokens``): what ``serve --model`` renders;
     - ``unit``: what one of its events is called in messages (``chunk``, ``event``).
     """
 
@@ -76,10 +80,12 @@ class ProtocolSpec:
     end_text: str
     recognise: Callable[[SseEvent, Any], bool]
     naive: NaiveReader
+    writer: type[Any]
     api_key_env: str = "OPENAI_API_KEY"
     auth: Callable[[str], dict[str, str]] = bearer
     body: Callable[[dict[str, Any]], dict[str, Any]] = unchanged
     has_input: Callable[[dict[str, Any]], bool] = has_messages
+    chat_request: Callable[[dict[str, Any]], dict[str, Any]] = unchanged
     unit: str = "event"
 
     def __post_init__(self) -> None:

@@ -22,10 +22,12 @@ from __future__ import annotations
 from typing import Any
 
 from callscope.engine.core import rules
+from callscope.engine.core.wire import CONTENT, HEADER, WireChunk
 from callscope.engine.streams.assembly import Call, StreamBuilder
 from callscope.engine.streams.protocol import ProtocolReader, good_index
 from callscope.engine.streams.spec import NaiveCalls, ProtocolSpec
 from callscope.engine.streams.sse import SseEvent
+from callscope.engine.streams.writer import ProtocolWriter, WrittenCall, sse
 
 PROTOCOL_ID = "tinyproto"
 PATH = "/v1/tiny/stream"
@@ -105,6 +107,28 @@ def _naive(obj: dict[str, Any], calls: NaiveCalls, content: dict[int, str]) -> N
         mine[obj["slot"]]["arguments"] += obj["part"]
 
 
+class TinyWriter(ProtocolWriter):
+    """A tinyproto server: text, a call's header, its argument parts, the end (with why)."""
+
+    def events(self, chunk: WireChunk, call: WrittenCall | None) -> list[str]:
+        if chunk.kind == CONTENT and chunk.text:
+            return [sse({"type": "tiny.text", "text": chunk.text})]
+        if call is None:
+            return []
+        events = []
+        if chunk.kind == HEADER:
+            events.append(sse({"type": "tiny.call", "slot": call.number, "id": call.id, "name": call.name}))
+        if chunk.text:
+            events.append(sse({"type": "tiny.args", "slot": call.number, "part": chunk.text}))
+        return events
+
+    def end(self) -> list[str]:
+        return [sse({"type": END, "why": "calls" if self.final_finish == "tool_calls" else "stop"})]
+
+    def message(self) -> dict[str, Any]:
+        return {"text": self.text, "calls": [{"id": c.id, "name": c.name, "arguments": c.text} for c in self.calls]}
+
+
 SPEC = ProtocolSpec(
     id=PROTOCOL_ID,
     label=TinyReader.label,
@@ -114,6 +138,7 @@ SPEC = ProtocolSpec(
     end_text=END,
     recognise=_recognise,
     naive=_naive,
+    writer=TinyWriter,
     api_key_env=KEY_ENV,
     auth=_auth,
     body=_body,
