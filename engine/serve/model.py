@@ -11,7 +11,9 @@ request's ``tools`` are the tools; its ``tool_choice`` decides the grammar:
 - ``auto`` or none: a call (as ``required``) when the conversation ends with the
   user's turn, and a text answer once a tool's result came back (so an agent's
   loop ends: a small model forced to call again would never stop);
-- ``none``, or no tools: a text answer.
+- ``none``, or no tools: a text answer. With tools in the prompt it is held to
+  :data:`TEXT_GRAMMAR` (plain words: a small model imitating the calls it saw
+  in the conversation would write one otherwise).
 
 One worker thread owns the model (llama.cpp's ``Llama`` is not thread-safe):
 requests are generated one after the other. A client that goes away stops its
@@ -43,6 +45,8 @@ from callscope.engine.streams.protocols import get_protocol
 from callscope.engine.streams.writer import ProtocolWriter, final_message, neutral_chunks
 
 _END = object()  # the generation is over
+#: A text answer, when the request has tools but no call is wanted: plain words that cannot open a call in any format.
+TEXT_GRAMMAR = "root ::= [A-Z] [a-zA-Z0-9 ,.!?'-]{0,160}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,4 +248,5 @@ def _settings(options: ModelOptions, messages: list[dict[str, Any]], tools: list
                        force_tool=force, max_calls=options.max_calls, min_calls=options.min_calls,
                        content_chars=options.content_chars, max_string=options.max_string, forms=dict(options.forms),
                        policy=options.policy, max_tokens=min(limit or options.max_tokens, options.max_tokens),
-                       sampler=options.sampler, name="serve")
+                       sampler=options.sampler, name="serve",
+                       grammar=TEXT_GRAMMAR if force == OFF and tools else None)
