@@ -18,6 +18,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from callscope.engine.inspector.playback import SPEEDS
+from callscope.panes.specs import PaneSpec, all_panes
 from callscope.ui import theme
 
 if TYPE_CHECKING:
@@ -28,6 +29,11 @@ PRESENTER_SCALE = 1.8
 #: The TTFD plot's vertical title while presenting (short: a short plot must show all of it).
 PRESENTER_LEFT_TITLE = "characters delivered"
 HINT = "R  replay at 1×   ·   Space  pause   ·   F5 / Esc  leave"
+
+
+def presented() -> list[PaneSpec]:
+    """The panes presenter mode shows (their spec's ``presenter`` > 0), the largest on top."""
+    return sorted((spec for spec in all_panes() if spec.presenter > 0), key=lambda spec: -spec.presenter)
 
 
 def replay_from_start(window: MainWindow) -> bool:
@@ -66,7 +72,7 @@ class PresenterMode(QObject):
         w = self.window
         self.active = True
         self._current_tab = w.tabs.currentIndex()
-        shown = (w.client_view, w.ttfd_view)
+        shown = [w.panes[spec.id] for spec in presented()]
         self._tab_of = {pane: (w.tabs.indexOf(pane), w.tabs.tabText(w.tabs.indexOf(pane))) for pane in shown}
         for pane in shown:
             w.tabs.removeTab(w.tabs.indexOf(pane))
@@ -132,10 +138,9 @@ class PresenterMode(QObject):
         layout.setContentsMargins(24, 16, 24, 16)
         layout.setSpacing(12)
         layout.addLayout(top)
-        layout.addWidget(w.client_view, 3)
-        layout.addWidget(w.ttfd_view, 2)
-        w.client_view.show()
-        w.ttfd_view.show()
+        for spec in presented():
+            layout.addWidget(w.panes[spec.id], spec.presenter)
+            w.panes[spec.id].show()
         page.setStyleSheet(f"QWidget#Presenter {{ background: {theme.BACKGROUND}; }}")
         return page
 

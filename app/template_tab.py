@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 RUN_MAX_TOKENS = 160
 
 
-class TemplateSource(QObject):
+class TemplateTab(QObject):
     """File > Open template… (``Ctrl+T``) into the Template tab (View > Template, ``Alt+6``)."""
 
     def __init__(self, window: MainWindow, view: TemplateView, file_menu: QMenu) -> None:
@@ -96,4 +96,4 @@ class TemplateSource(QObject):
         self.window.errors.report("Cannot analyse the template", message)
 
 
-__all__ = ["TemplateSource"]
+__all__ = ["TemplateTab"]

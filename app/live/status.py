@@ -1,8 +1,8 @@
 """A live source in the status bar: busy while it starts, its progress, how it ended, its failure.
 
-One presenter per :class:`~.base.LiveController`, whatever the source, so the
+One status driver per :class:`~.base.LiveController`, whatever the source, so the
 window shows a run and a capture the same way and a new source needs no new
-window code. The widgets belong to the window's layout; the presenter only
+window code. The widgets belong to the window's layout; the driver only
 drives them.
 """
 
@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.live.base import LiveController
-from callscope.ui.errors import ErrorPresenter
+from callscope.ui.errors import ErrorReporter
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,14 +29,14 @@ class LiveStatusWidgets:
     stop: QPushButton  # shown while the source runs
 
 
-class LivePresenter(QObject):
-    """Connects one live controller's signals to the status bar and the error presenter."""
+class LiveStatus(QObject):
+    """Connects one live controller's signals to the status bar and the error reporter."""
 
     def __init__(
         self,
         controller: LiveController,
         widgets: LiveStatusWidgets,
-        errors: ErrorPresenter,
+        errors: ErrorReporter,
         settled: Callable[[], None],
         parent: QObject | None = None,
     ) -> None:

@@ -2,7 +2,10 @@
 
 Every error the user can cause (a bad model path, a broken template, an
 unknown tool, a prompt that does not fit) is a :class:`DecodeError`, so callers
-catch one type and show ``str(exc)``; anything else is a bug.
+catch one type and show ``str(exc)``; anything else is a bug. The family lives
+in ``core`` because the packages that raise it sit side by side:
+:mod:`callscope.engine.templates` (templates) below :mod:`callscope.engine.decode`
+(models, messages, grammars), and :mod:`callscope.engine.core.gguf` (model files).
 """
 
 from __future__ import annotations

@@ -40,11 +40,11 @@ from jinja2 import meta, nodes
 from jinja2.ext import Extension
 from jinja2.sandbox import SandboxedEnvironment
 
+from callscope.engine.core.errors import TemplateError
 from callscope.engine.core.files import read_document
 from callscope.engine.core.json_text import DOCUMENT_DEPTH, dumps, loads
 from callscope.engine.core.shipped import resource
 from callscope.engine.core.tools import normalize_tools
-from callscope.engine.decode.errors import TemplateError
 from callscope.engine.formats import FormatSpec, TemplateSign, all_specs, get_spec, live_view
 
 BUILTIN_DIR = resource("templates")
@@ -199,7 +199,7 @@ class ChatTemplate:
             raise TemplateError(self.name, exc.lineno, f"syntax error: {exc.message}") from None
 
     def renderer(self, bos_token: str = "", eos_token: str = "") -> Callable[..., str]:
-        """``render`` in the shape the template analysis takes (``engine.templates.renders.Renderer``)."""
+        """``render`` in the shape the template analysis takes (``callscope.engine.templates.renders.Renderer``)."""
 
         def render(
             messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, add_generation_prompt: bool, **extra: Any
@@ -250,7 +250,7 @@ def tools_for_template(tools: list[dict[str, Any]] | None) -> list[dict[str, Any
     """A copy of the request's tools as llama.cpp hands them to a template (None for no tools).
 
     Every tool is ``{"type": "function", "function": {name, description, parameters}}``
-    (:func:`~engine.core.tools.normalize_tools` takes the other shapes people pass),
+    (:func:`~callscope.engine.core.tools.normalize_tools` takes the other shapes people pass),
     with an empty ``description`` and an empty object schema where the request has
     none: templates write ``tool.description`` without checking it is defined.
     """
@@ -425,7 +425,7 @@ class FormatDetection:
 def detect_format(source: str, caps: TemplateCaps | None = None) -> FormatDetection:
     """Which wire format a template teaches, from its markers, in llama.cpp's order; with the reason.
 
-    Every format's template signs are tried by priority (:class:`~engine.formats._kit.spec.TemplateSign`);
+    Every format's template signs are tried by priority (:class:`~callscope.engine.formats._kit.spec.TemplateSign`);
     the template is rendered to probe its tool support only if a sign asks.
     """
     declared = _DECLARED.search(source)

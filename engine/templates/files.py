@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from callscope.engine.decode.errors import DecodeError
-from callscope.engine.decode.templates import ChatTemplate, load_template_file
+from callscope.engine.core.errors import DecodeError
+from callscope.engine.core.gguf import read_model_info
+from callscope.engine.templates.chat import ChatTemplate, load_template_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +28,6 @@ class TemplateFile:
 
 def read_template_or_model(path: str | Path) -> TemplateFile:
     """The template of ``path`` (a template file, or a GGUF's own); a :class:`DecodeError` says what is wrong."""
-    from callscope.engine.decode.model import read_model_info
-
     text = str(path)
     if not is_gguf(text):
         return TemplateFile(load_template_file(text))

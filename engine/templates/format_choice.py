@@ -3,10 +3,10 @@
 The template's markers point at a dedicated format (the specs' template signs,
 in llama.cpp's order); the choice is then *checked*: the template renders a
 turn that calls two tools, and the candidate parser must read it back byte by
-byte (:mod:`engine.templates.roundtrip`). A sign can match a template whose
+byte (:mod:`callscope.engine.templates.roundtrip`). A sign can match a template whose
 calls look different (GLM's ``<tool_call>NAME<arg_key>...`` holds Hermes's
 ``<tool_call>``), and a template may match no sign at all; either way the
-template is analysed (:func:`engine.templates.analysis.analyze`) and the format
+template is analysed (:func:`callscope.engine.templates.analysis.analyze`) and the format
 derived from it is registered and checked the same way. The first that
 round-trips wins, and the reason says which and why. A template that renders
 no call at all keeps what its signs say: there is nothing to check.
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from callscope.engine.decode.templates import ChatTemplate, FormatDetection, TemplateCaps, detect_format
 from callscope.engine.formats.derived import register_derived
 from callscope.engine.templates.analysis import TemplateAnalysis, analyze
+from callscope.engine.templates.chat import ChatTemplate, FormatDetection, TemplateCaps, detect_format
 from callscope.engine.templates.roundtrip import RoundTrip, check_turns, round_trip
 
 

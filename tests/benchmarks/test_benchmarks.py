@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from callscope import benchmarks, cli
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("httpx", "llama_cpp", "PySide6", "partial_json_parser")
 
 

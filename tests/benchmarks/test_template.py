@@ -1,11 +1,9 @@
 """The template benchmark measures each template once, and the parse benchmark holds later formats to 5 us/step."""
 
-from pathlib import Path
 
 from callscope.benchmarks import parse as parse_bench
 from callscope.benchmarks.template import _paths
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
 
 
 def test_a_folder_already_benched_is_not_measured_twice():

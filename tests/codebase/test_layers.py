@@ -14,7 +14,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+
 ENGINE = ROOT / "engine"
 PACKAGE = "callscope.engine"
 

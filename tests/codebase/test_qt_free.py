@@ -1,18 +1,20 @@
-"""engine/ and the CLI must never load Qt: `callscope replay` runs on machines with no display."""
+"""engine/ and the CLI must never load Qt: `callscope replay` runs on machines with no display.
+
+The pane declarations (callscope.panes.specs) are read by `gui --tab` and stay Qt-free too.
+"""
 
 import pkgutil
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+
 QT_MODULES = ("PySide6", "shiboken6", "pyqtgraph", "qasync")
-
 
 
 def test_engine_and_cli_import_no_qt():
     engine_modules = [m.name for m in pkgutil.walk_packages([str(ROOT / "engine")], prefix="callscope.engine.")]
-    cli_modules = ["callscope.cli"] + ["callscope.commands." + m.name for m in pkgutil.iter_modules([str(ROOT / "app" / "commands")])]
+    cli_modules = ["callscope.cli", "callscope.panes.specs"] + ["callscope.commands." + m.name for m in pkgutil.iter_modules([str(ROOT / "app" / "commands")])]
     code = (
         "import importlib, sys\n"
         f"for name in {engine_modules + cli_modules!r}:\n"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+
 FIXTURES = ROOT / "fixtures"
 HEADLINE = FIXTURES / "headline_701_tokens.jsonl"
 PARALLEL = FIXTURES / "formats" / "hermes_parallel.jsonl"
@@ -18,11 +19,11 @@ def make_window(qtbot, tmp_path, monkeypatch, path: Path | None = None):
     """A shown MainWindow with its own settings file; ``window.shown_errors`` collects dialogs."""
     from callscope.gui_main import make_app
     from callscope.main_window import MainWindow
-    from callscope.ui.errors import ErrorPresenter
+    from callscope.ui.errors import ErrorReporter
 
     make_app()
     shown: list[tuple[str, str]] = []
-    monkeypatch.setattr(ErrorPresenter, "show_error", lambda self, title, message: shown.append((title, message)))
+    monkeypatch.setattr(ErrorReporter, "show_error", lambda self, title, message: shown.append((title, message)))
     window = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     window.shown_errors = shown
     qtbot.addWidget(window)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, ClassVar
 
 from callscope.engine.formats import FormatSpec, Markers, TemplateSign
@@ -29,12 +28,13 @@ from callscope.engine.formats._kit.gbnf import CallsLayout, Envelope, around_arg
 from callscope.engine.formats._kit.spec import Call
 from callscope.engine.formats._kit.text_machine import BufferMachine
 from callscope.engine.formats._kit.writing import dumps
+from tests.support.paths import DATA
 
 FORMAT_ID = "testfmt"
 OPEN = "<<CALL "
 CLOSE = ">>"
 NAME_LIMIT = 64
-TEMPLATE = Path(__file__).resolve().parent / "data" / "testfmt.jinja"
+TEMPLATE = DATA / "testfmt.jinja"
 
 _NAME = re.compile(r"[A-Za-z0-9_.\-]*")
 _TEXT, _CALL_NAME, _ARGS = "text", "name", "args"

@@ -11,7 +11,9 @@ import asyncio
 import threading
 from pathlib import Path
 
+from callscope.engine.analysis.report import report_json
 from callscope.engine.capture.proxy import ProxyConfig, ProxyServer, Turn
+from callscope.engine.recordings.replay import load_analyses
 
 
 class Collector:
@@ -77,3 +79,18 @@ class ProxyThread:
     def wait_turns(self, count: int, timeout: float = 30.0) -> list[Turn]:
         self.wait(lambda c: len(c.ended) >= count, f"{count} ended turns", timeout)
         return sorted(self.collector.ended, key=lambda t: t.number)
+
+
+def replayed(turn) -> dict:
+    """The report of the turn's recording read back, minus the one field that differs (the source path)."""
+    report = report_json(load_analyses(turn.record_path))
+    for run in report["runs"]:
+        run["source"].pop("path")
+    return report
+
+
+def live(turn) -> dict:
+    report = report_json(turn.analyses)
+    for run in report["runs"]:
+        run["source"].pop("path")
+    return report

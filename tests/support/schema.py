@@ -1,11 +1,11 @@
 """The report contract: ../shared/report.schema.json (CI lays shared/ beside the clone); a copy in tests/data as fallback."""
 
 import json
-from pathlib import Path
 
 import jsonschema
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+
 _CANDIDATES = [ROOT.parent / "shared" / "report.schema.json", ROOT / "tests" / "data" / "report.schema.json"]
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from callscope.engine.decode import probe
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 AMX_MNEMONICS = re.compile(r"\b(tileloadd|tileloaddt1|tilestored|tdpbssd|tdpbsud|tdpbusd|tdpbuud|tdpbf16ps|tdpfp16ps|"
                            r"ldtilecfg|sttilecfg|tilezero|tilerelease)\b")
 AVX512_REGISTER = re.compile(r"%zmm\d+|%k[1-7]\b")
@@ -84,7 +84,7 @@ def test_probe_decodes_one_token_on_this_machine(tmp_path, monkeypatch):
     build = probe.installed_build()
     if build is None:
         pytest.skip("llama-cpp-python is not installed")
-    from callscope.engine.decode.model import default_model_path
+    from callscope.engine.core.gguf import default_model_path
 
     verdict = probe.run_probe(default_model_path(), build)
     assert verdict.ok, verdict.message
@@ -105,7 +105,7 @@ def _broken(monkeypatch, tmp_path, sig: str = "SIGILL") -> None:
 def test_a_crashing_build_is_named_with_its_signal_and_how_to_rebuild(tmp_path, monkeypatch):
     if probe.installed_build() is None:
         pytest.skip("llama-cpp-python is not installed")
-    from callscope.engine.decode.errors import BackendBroken
+    from callscope.engine.core.errors import BackendBroken
 
     _broken(monkeypatch, tmp_path)
     with pytest.raises(BackendBroken) as err:
@@ -145,7 +145,7 @@ def test_the_window_survives_a_broken_build_and_shows_a_recording(qtbot, tmp_pat
     if probe.installed_build() is None:
         pytest.skip("llama-cpp-python is not installed")
     from callscope.gui_main import start_default_run
-    from tests.gui_helpers import make_window
+    from tests.support.gui_helpers import make_window
 
     window = make_window(qtbot, tmp_path, monkeypatch)
     _broken(monkeypatch, tmp_path)

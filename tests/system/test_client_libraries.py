@@ -2,7 +2,7 @@
 
 The openai-python profile is the official SDK itself, run on the recorded
 events; these tests also point the SDK, as an application would, at the
-canned loopback server (tests/sse_server.py) and check that what it assembles
+canned loopback server (tests/support/sse_server.py) and check that what it assembles
 over HTTP is what callscope's profile says it assembles, crash for crash.
 """
 
@@ -19,8 +19,8 @@ from callscope.engine.capture import analyze_capture_result, capture_sync
 from callscope.engine.capture.request import CaptureRequest, endpoint_url
 from callscope.engine.streams.clients import parse_profiles
 from callscope.engine.streams.conformance import analyze_capture_lines, analyze_capture_streams
-from tests.schema import validate_report
-from tests.sse_server import (
+from tests.support.schema import validate_report
+from tests.support.sse_server import (
     ARGS,
     DONE,
     FINISH_TOOLS,

@@ -17,8 +17,7 @@ import pytest
 from callscope.cli import main
 from callscope.engine.analysis.analyzer import Analyzer, SourceInfo
 from callscope.engine.analysis.report import report_json
-from callscope.engine.core.tools import load_tools
-from callscope.engine.decode.errors import (
+from callscope.engine.core.errors import (
     GrammarError,
     ModelBusy,
     ModelLoadFailed,
@@ -28,19 +27,21 @@ from callscope.engine.decode.errors import (
     PromptTooLong,
     ToolChoiceError,
 )
+from callscope.engine.core.gguf import default_model_path, read_model_info
+from callscope.engine.core.tools import load_tools
 from callscope.engine.decode.grammar import build_tool_grammar, compile_grammar
 from callscope.engine.decode.loop import Generation, SamplerSettings, tokenize_prompt
 from callscope.engine.decode.messages import default_messages
-from callscope.engine.decode.model import default_model_path, load_model, read_model_info
+from callscope.engine.decode.model import load_model
 from callscope.engine.decode.session import LiveRun, RunSettings
 from callscope.engine.formats import make_parser
 from callscope.engine.recordings.replay import load_analyses
 from callscope.engine.recordings.trace import read_trace
-from tests.schema import validate_report
+from tests.support.paths import ROOT
+from tests.support.schema import validate_report
 
 pytestmark = pytest.mark.model
 
-ROOT = Path(__file__).resolve().parent.parent
 WEATHER = load_tools(ROOT / "resources" / "tools" / "weather.json")
 BOTH = load_tools(ROOT / "resources" / "tools" / "default.json")
 SHORT = [{"role": "user", "content": "Weather in Paris?"}]

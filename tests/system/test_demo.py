@@ -12,7 +12,7 @@ from callscope.commands.request import DEFAULT_DEMO as CLI_DEFAULT
 from callscope.engine.decode.demos import DEFAULT_MAX_STRING, DEMOS, QUICK, WRITE_FILE, UnknownDemo, get_demo
 from callscope.engine.decode.grammar import build_tool_grammar
 from callscope.engine.decode.messages import DEFAULT_PROMPT, default_messages
-from tests.schema import validate_report
+from tests.support.schema import validate_report
 
 
 def _cli(capsys, *argv):

@@ -8,17 +8,16 @@ each format where llama.cpp's ``common_chat_templates_apply_jinja`` tries it.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from callscope.cli import main
+from callscope.engine.core.errors import GrammarError
 from callscope.engine.core.tools import load_tools
-from callscope.engine.decode.errors import GrammarError
 from callscope.engine.decode.grammar import build_tool_grammar
-from callscope.engine.decode.templates import builtin_template, detect_format, template_signs
+from callscope.engine.templates.chat import builtin_template, detect_format, template_signs
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "resources" / "tools" / "weather.json"
 GROUP2 = (
     "granite",
@@ -146,8 +145,8 @@ def test_template_signs(source, expected):
 @pytest.mark.parametrize("format_id", GROUP2)
 def test_builtin_templates_write_past_calls_the_parser_reads(format_id):
     """The built-in template renders a past call in the syntax its parser reads back."""
-    from callscope.engine.decode.templates import prepare_messages, probe_caps
     from callscope.engine.formats import make_parser
+    from callscope.engine.templates.chat import prepare_messages, probe_caps
 
     template = builtin_template(format_id)
     call = {"id": "call0", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
@@ -178,7 +177,7 @@ def model():
 def test_pythonic_forced_calls_validate_against_their_schema(model, name):
     """Booleans, None, nested lists and $defs models written as Python literals read back as valid JSON."""
     from callscope.engine.decode.session import LiveRun, RunSettings
-    from tests.test_forced_schemas import BARE, tool, validate
+    from tests.support.forced_schemas import BARE, tool, validate
 
     settings = RunSettings(
         messages=[{"role": "user", "content": f"Call {name}."}],

@@ -12,25 +12,24 @@ test, carrying the markers real templates have.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from callscope.cli import main
 from callscope.engine.core.tools import load_tools
-from callscope.engine.decode.templates import (
+from callscope.engine.formats import get_spec, make_parser
+from callscope.engine.recordings.trace import read_trace
+from callscope.engine.templates.chat import (
     builtin_template,
     detect_format,
     prepare_messages,
     probe_caps,
     template_signs,
 )
-from callscope.engine.formats import get_spec, make_parser
-from callscope.engine.recordings.trace import read_trace
-from tests.schema import validate_report
-from tests.test_templates import HISTORY
+from tests.support.conversations import HISTORY
+from tests.support.paths import ROOT
+from tests.support.schema import validate_report
 
-ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "resources" / "tools" / "weather.json"
 TAG_FORMATS = (
     "glm45",

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.proxy_helpers import ProxyThread
-from tests.test_capture_server import BROKEN_BY_CLIENTS, MESSAGES, NAMED, TOOLS, llama_server  # noqa: F401 - fixture
-from tests.test_proxy import live, replayed
+from tests.support.llama_server import BROKEN_BY_CLIENTS, MESSAGES, NAMED, TOOLS
+from tests.support.proxy_helpers import ProxyThread, live, replayed
 
 pytestmark = pytest.mark.model
 

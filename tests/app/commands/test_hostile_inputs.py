@@ -27,9 +27,9 @@ from callscope.engine.core import files, json_text
 from callscope.engine.formats import FORMAT_IDS
 from callscope.engine.formats.samples import render
 from callscope.engine.recordings.trace import TRACE_SCHEMA
-from tests.sse_server import DONE, FINISH_TOOLS, ROLE, chunk, tool
+from tests.support.paths import ROOT
+from tests.support.sse_server import DONE, FINISH_TOOLS, ROLE, chunk, tool
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
 HEADER = {"type": "header", "schema": TRACE_SCHEMA, "source": "text", "format": "hermes", "unit": "char"}

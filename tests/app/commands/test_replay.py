@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from callscope.cli import main
 from callscope.engine.formats.samples import render
 from callscope.engine.recordings.trace import TRACE_SCHEMA, TraceHeader, TraceWriter, read_trace
-from tests.schema import validate_report
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+from tests.support.schema import validate_report
 
 FIXTURE = "\n".join(
     [

@@ -13,15 +13,14 @@ import json
 import pkgutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from callscope import benchmarks, cli
 from callscope.commands import bench
 from callscope.engine.core.shipped import resolve_recording
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 HEADLINE = resolve_recording("headline_701_tokens")
 #: Heavy dependencies no verb but its own may load.
 HEAVY = ("httpx", "jinja2", "llama_cpp", "PySide6")

@@ -20,8 +20,8 @@ import pytest
 
 from callscope.benchmarks.replay import generate_trace
 from callscope.commands.status import LARGE_INPUT_BYTES, StatusLine, large_input, wants_status
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 CALLSCOPE = [sys.executable, "-m", "callscope"]
 
 

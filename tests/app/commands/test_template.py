@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from callscope.cli import main
-from callscope.engine.decode.model import default_model_path
+from callscope.engine.core.gguf import default_model_path
 from callscope.engine.formats.derived import PREFIX
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.usefixtures("forget_derived")
-ROOT = Path(__file__).resolve().parent.parent
 DERIVED = ROOT / "tests" / "data" / "templates" / "derived"
 WRITTEN = sorted(DERIVED.glob("*.jinja"))
 #: A template whose calls no parser reads (Python-style calls): the check must fail.

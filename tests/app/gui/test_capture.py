@@ -1,7 +1,7 @@
 """The Capture source in the real main window: a live stream from a real SSE server on 127.0.0.1.
 
 Real parts: the MainWindow (offscreen), the qasync loop the app runs on, the
-async httpx client, and the canned SSE server of ``tests/sse_server.py``.
+async httpx client, and the canned SSE server of ``tests/support/sse_server.py``.
 Waits are on signals and conditions, never sleeps.
 """
 
@@ -15,8 +15,8 @@ from PySide6.QtCore import QTimer
 
 from callscope.engine.analysis.analyzer import RUNNING
 from callscope.engine.recordings.replay import load_analyses
-from tests.gui_helpers import PARALLEL, REGRESS, make_window
-from tests.sse_server import DONE, FINISH_TOOLS, RULE_STREAMS, Scenario, clean_call
+from tests.support.gui_helpers import PARALLEL, REGRESS, make_window
+from tests.support.sse_server import DONE, FINISH_TOOLS, RULE_STREAMS, Scenario, clean_call
 
 pytestmark = pytest.mark.gui
 BODY = {"messages": [{"role": "user", "content": "weather?"}], "stream": True}

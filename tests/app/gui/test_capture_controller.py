@@ -17,7 +17,7 @@ from callscope.engine.capture.request import RequestError
 from callscope.engine.recordings.replay import load_analyses
 from callscope.live.capture import CaptureController
 from callscope.models.session import InspectorSession
-from tests.sse_server import DONE, FINISH_TOOLS, ROLE, RULE_STREAMS, Scenario, chunk, tool
+from tests.support.sse_server import DONE, FINISH_TOOLS, ROLE, RULE_STREAMS, Scenario, chunk, tool
 
 pytestmark = pytest.mark.gui
 BODY = {"messages": [{"role": "user", "content": "weather?"}], "stream": True}

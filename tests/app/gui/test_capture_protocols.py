@@ -18,8 +18,8 @@ from callscope.engine.recordings.replay import load_analyses
 from callscope.live.capture import CaptureController
 from callscope.models.session import InspectorSession
 from callscope.panes.reconcile_view import ReconcileView
-from tests.sse_server import RULE_STREAMS, Scenario, lines_of
-from tests.test_capture_protocols import anthropic_stream, responses_stream
+from tests.support.protocol_streams import anthropic_stream, responses_stream
+from tests.support.sse_server import RULE_STREAMS, Scenario, lines_of
 
 pytestmark = pytest.mark.gui
 BODY = {"messages": [{"role": "user", "content": "weather?"}], "stream": True}
@@ -109,7 +109,7 @@ def pane_horizontal():
 
 def test_the_window_capture_takes_the_dialogs_client_profiles(qtbot, server, tmp_path, monkeypatch, qloop):
     from callscope.dialogs.capture import clients_from_values
-    from tests.gui_helpers import PARALLEL, make_window
+    from tests.support.gui_helpers import PARALLEL, make_window
 
     with pytest.raises(RequestError, match="client profiles"):
         clients_from_values(CaptureValues("http://h", "{}", "", False, 5.0, clients="curl"))

@@ -17,8 +17,8 @@ from PySide6.QtWidgets import QApplication
 
 from callscope.engine.inspector.sources import AnalysisSource
 from callscope.engine.recordings.replay_text import analyze_text
-from tests.gui_helpers import FIXTURES, HEADLINE, PARALLEL, REGRESS, ROOT, make_window
-from tests.sse_server import DONE, FINISH_TOOLS, ROLE, Scenario, clean_call, lines_of
+from tests.support.gui_helpers import FIXTURES, HEADLINE, PARALLEL, REGRESS, ROOT, make_window
+from tests.support.sse_server import DONE, FINISH_TOOLS, ROLE, Scenario, clean_call, lines_of
 
 pytestmark = pytest.mark.gui
 CLOSER_IN_STRING = FIXTURES / "cases" / "closing_marker_in_string.jsonl"

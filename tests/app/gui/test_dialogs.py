@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from tests.gui_helpers import FIXTURES, PARALLEL, REGRESS, ROOT, make_window
+from tests.support.gui_helpers import FIXTURES, PARALLEL, REGRESS, ROOT, make_window
 
 pytestmark = pytest.mark.gui
 
@@ -77,7 +77,7 @@ def test_ttfd_against_call_length_for_a_folder(qtbot, tmp_path, monkeypatch):
 
 def test_ttfd_against_call_length_across_the_runs_of_this_session(qtbot, tmp_path, monkeypatch):
     from callscope.engine.inspector.ttfd import ttfd_point
-    from tests.gui_helpers import HEADLINE
+    from tests.support.gui_helpers import HEADLINE
 
     window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
     view = window.ttfd_view
@@ -297,7 +297,7 @@ def test_run_dialog_seed_is_the_cli_default(qtbot):
 
 
 def test_run_failures_speak_of_the_window_not_the_cli(qtbot, tmp_path, monkeypatch):
-    from callscope.engine.decode.errors import ToolChoiceError
+    from callscope.engine.core.errors import ToolChoiceError
     from callscope.engine.decode.grammar import forced_tools
 
     window = make_window(qtbot, tmp_path, monkeypatch)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QTimer
 
-from tests.gui_helpers import ROOT, make_window
+from tests.support.gui_helpers import ROOT, make_window
 
 pytestmark = [pytest.mark.gui, pytest.mark.model]
 

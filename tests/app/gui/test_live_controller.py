@@ -1,4 +1,4 @@
-"""The one live lifecycle every live source shares (LiveController) and its status-bar presenter.
+"""The one live lifecycle every live source shares (LiveController) and its status-bar driver (LiveStatus).
 
 A scripted source stands in for a decode thread or a server: the test hands it
 items, and the shared controller does the rest, exactly as for a run or a
@@ -16,9 +16,9 @@ from callscope.engine.formats import make_parser
 from callscope.engine.formats.samples import render
 from callscope.engine.inspector.sources import FileSource
 from callscope.live.base import LiveController
-from callscope.live.presenter import LivePresenter, LiveStatusWidgets
+from callscope.live.status import LiveStatus, LiveStatusWidgets
 from callscope.models.session import InspectorSession
-from tests.gui_helpers import PARALLEL
+from tests.support.gui_helpers import PARALLEL
 
 pytestmark = pytest.mark.gui
 
@@ -108,7 +108,7 @@ def test_a_stream_that_breaks_off_before_anything_arrived_puts_the_previous_view
     assert source.session.current is before and not source.running
 
 
-def test_the_presenter_shows_any_live_source_in_the_status_bar(qtbot, source):
+def test_the_status_shows_any_live_source_in_the_status_bar(qtbot, source):
     host = QWidget()
     qtbot.addWidget(host)
     widgets = LiveStatusWidgets(QLabel(host), QProgressBar(host), QLabel(host), QPushButton(host))
@@ -119,7 +119,7 @@ def test_the_presenter_shows_any_live_source_in_the_status_bar(qtbot, source):
         def report(self, title: str, message: str) -> None:
             reported.append((title, message))
 
-    presenter = LivePresenter(source, widgets, Errors(), lambda: settled.append(1))  # type: ignore[arg-type]
+    status = LiveStatus(source, widgets, Errors(), lambda: settled.append(1))  # type: ignore[arg-type]
     host.show()
     source.start()
     assert widgets.stop.isVisible() and widgets.busy.isVisible() and widgets.phase.text() == "starting…"
@@ -131,4 +131,4 @@ def test_the_presenter_shows_any_live_source_in_the_status_bar(qtbot, source):
     source.start()
     source.break_off("the server hung up")
     assert widgets.phase.text() == "scripted failed" and reported == [("Scripted failed", "the server hung up")]
-    assert presenter.kind == "scripted"
+    assert status.kind == "scripted"

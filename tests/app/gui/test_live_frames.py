@@ -18,7 +18,7 @@ import pytest
 from callscope.benchmarks.workload import big_arguments, write_file_text
 from callscope.engine.analysis.analyzer import SourceInfo
 from callscope.engine.core.bulk import FullCollectionHold
-from tests.gui_helpers import make_window
+from tests.support.gui_helpers import make_window
 
 pytestmark = pytest.mark.gui
 
@@ -130,7 +130,7 @@ def test_the_call_bar_grows_in_its_tail_and_spans_the_arguments(qtbot, tmp_path,
 
 
 def test_the_timeline_draws_its_grid_at_the_axis_ticks_and_not_when_empty(qtbot, tmp_path, monkeypatch):
-    from tests.gui_helpers import HEADLINE
+    from tests.support.gui_helpers import HEADLINE
 
     window = make_window(qtbot, tmp_path, monkeypatch)
     timeline = window.timeline
@@ -175,7 +175,7 @@ def test_full_collection_holds_nest_and_restore_the_threshold():
 
 
 def test_a_new_stream_reuses_the_lane_items_and_a_theme_change_remakes_them(qtbot, tmp_path, monkeypatch):
-    from tests.gui_helpers import HEADLINE, PARALLEL
+    from tests.support.gui_helpers import HEADLINE, PARALLEL
 
     window = make_window(qtbot, tmp_path, monkeypatch, HEADLINE)
     timeline = window.timeline

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
 from callscope.engine.inspector.playback import SPEEDS
-from tests.gui_helpers import HEADLINE, PARALLEL, ROOT, make_window
+from tests.support.gui_helpers import HEADLINE, PARALLEL, ROOT, make_window
 
 pytestmark = pytest.mark.gui
 

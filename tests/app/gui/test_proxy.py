@@ -2,7 +2,7 @@
 
 Real parts: the proxy server on the app's qasync loop, real clients (httpx and
 the official openai SDK) on a thread of their own, the canned SSE server of
-``tests/sse_server.py`` upstream, a real Qt session and the real main window
+``tests/support/sse_server.py`` upstream, a real Qt session and the real main window
 offscreen. Waits are on conditions (bounded), never sleeps.
 """
 
@@ -23,10 +23,10 @@ from callscope.engine.recordings.replay import load_analyses
 from callscope.live.proxy import ProxyController
 from callscope.models.session import InspectorSession
 from callscope.panes.proxy_view import ProxyView
-from tests.gui_helpers import PARALLEL, make_window
-from tests.proxy_helpers import ProxyThread
-from tests.sse_server import RULE_STREAMS, Scenario, clean_call, lines_of
-from tests.test_capture_protocols import anthropic_stream, responses_stream
+from tests.support.gui_helpers import PARALLEL, make_window
+from tests.support.protocol_streams import anthropic_stream, responses_stream
+from tests.support.proxy_helpers import ProxyThread
+from tests.support.sse_server import RULE_STREAMS, Scenario, clean_call, lines_of
 
 pytestmark = pytest.mark.gui
 CHAT = {"messages": [{"role": "user", "content": "weather?"}], "stream": True}

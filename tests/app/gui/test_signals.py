@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 from callscope.benchmarks.workload import big_arguments
 from callscope.engine.analysis.analyzer import SourceInfo
 from callscope.engine.formats.samples import render
-from tests.gui_helpers import make_window
+from tests.support.gui_helpers import make_window
 
 pytestmark = pytest.mark.gui
 TOKENS = 5000

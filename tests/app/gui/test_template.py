@@ -11,7 +11,7 @@ from PySide6.QtGui import QDropEvent, QKeySequence
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from tests.gui_helpers import PARALLEL, ROOT, make_window
+from tests.support.gui_helpers import PARALLEL, ROOT, make_window
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("forget_derived")]
 GLM = ROOT / "resources" / "templates" / "glm45.jinja"

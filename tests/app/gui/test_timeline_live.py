@@ -13,7 +13,7 @@ import pytest
 
 from callscope.benchmarks.workload import big_arguments, write_file_text
 from callscope.engine.analysis.analyzer import SourceInfo
-from tests.gui_helpers import make_window
+from tests.support.gui_helpers import make_window
 
 pytestmark = pytest.mark.gui
 TOKENS = 3000

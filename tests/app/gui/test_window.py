@@ -16,7 +16,7 @@ from callscope.engine.analysis.report import report_json
 from callscope.engine.formats.samples import render
 from callscope.engine.inspector.ttfd import ttfd_label
 from callscope.engine.recordings.replay import load_analyses
-from tests.gui_helpers import HEADLINE, PARALLEL, REGRESS, ROOT, make_window
+from tests.support.gui_helpers import HEADLINE, PARALLEL, REGRESS, ROOT, make_window
 
 pytestmark = pytest.mark.gui
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -19,9 +18,9 @@ from callscope.engine.analysis.report import report_json
 from callscope.engine.formats import make_parser
 from callscope.engine.formats.samples import render
 from callscope.engine.streams.conformance import CaptureAnalyzer, analyze_capture_lines
-from tests.sse_server import RULE_STREAMS
+from tests.support.paths import ROOT
+from tests.support.sse_server import RULE_STREAMS
 
-ROOT = Path(__file__).resolve().parent.parent
 TEXT = render("hermes", [("get_weather", {"city": "Paris"})], content="Checking.").encode()
 TOKENS = [(TEXT[i : i + 4], float(i), i) for i in range(0, len(TEXT), 4)]
 

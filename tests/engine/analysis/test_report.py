@@ -5,8 +5,8 @@ import json
 import pytest
 
 from callscope.engine.analysis.report import report_json, summary_text
-from tests.schema import validate_report
-from tests.test_policy_incremental import GROWING, PARALLEL, run
+from tests.support.parse_sequences import GROWING, PARALLEL, run
+from tests.support.schema import validate_report
 
 
 @pytest.mark.parametrize("policy", ["incremental", "atomic", "llama_server"])

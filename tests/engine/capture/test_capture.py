@@ -1,6 +1,6 @@
 """Wire capture against a real SSE server on 127.0.0.1: one canned stream per contract rule, bad input, the CLI.
 
-The server (tests/sse_server.py) is a real HTTP/1.1 server with chunked
+The server (tests/support/sse_server.py) is a real HTTP/1.1 server with chunked
 bodies; each test plays exactly the bytes, pauses, aborts and stalls it needs.
 """
 
@@ -34,8 +34,8 @@ from callscope.engine.core.wire import sse_line
 from callscope.engine.recordings.replay import load_analyses
 from callscope.engine.recordings.replay_text import analyze_text
 from callscope.engine.recordings.trace import read_trace
-from tests.schema import validate_report
-from tests.sse_server import (
+from tests.support.schema import validate_report
+from tests.support.sse_server import (
     ARGS,
     DONE,
     FINISH_TOOLS,

@@ -18,45 +18,27 @@ import socket
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import httpx
 import pytest
 
-from callscope.engine.analysis.report import report_json
 from callscope.engine.capture.proxy import ProxyConfig, check_upstream, parse_listen
 from callscope.engine.capture.proxy.config import upstream_url
 from callscope.engine.capture.proxy.lines import BodyDecoder, LineStamper
 from callscope.engine.capture.redact import Redactor
 from callscope.engine.capture.request import RequestError
-from callscope.engine.recordings.replay import load_analyses
 from callscope.engine.recordings.trace import read_trace
-from tests.proxy_helpers import ProxyThread
-from tests.sse_server import DONE, FINISH_TOOLS, ROLE, Scenario, chunk, clean_call, lines_of
-from tests.test_capture_protocols import anthropic_stream, responses_stream
+from tests.support.paths import ROOT
+from tests.support.protocol_streams import anthropic_stream, responses_stream
+from tests.support.proxy_helpers import ProxyThread, live, replayed
+from tests.support.sse_server import DONE, FINISH_TOOLS, ROLE, Scenario, chunk, clean_call, lines_of
 
-ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-proxy-test-0123456789abcdef"
 CHAT = lines_of(ROLE, *clean_call(), FINISH_TOOLS, DONE)
 
 
 def upstream(server) -> str:
     return f"http://127.0.0.1:{server.port}"
-
-
-def replayed(turn) -> dict:
-    """The report of the turn's recording read back, minus the one field that differs (the source path)."""
-    report = report_json(load_analyses(turn.record_path))
-    for run in report["runs"]:
-        run["source"].pop("path")
-    return report
-
-
-def live(turn) -> dict:
-    report = report_json(turn.analyses)
-    for run in report["runs"]:
-        run["source"].pop("path")
-    return report
 
 
 # ====================================================================== what the client gets

@@ -1,6 +1,6 @@
 """Capture robustness against real loopback servers: long lines, drips, bad durations, kills, secrets, comments.
 
-Every server here is real HTTP on 127.0.0.1 (tests/sse_server.py). Nothing is
+Every server here is real HTTP on 127.0.0.1 (tests/support/sse_server.py). Nothing is
 timed: linearity is checked by counting the bytes the line splitter copies, a
 deadline by which error ended the capture, a kill by waiting (bounded, polled)
 for the lines to reach the disk first.
@@ -35,12 +35,12 @@ from callscope.engine.capture.redact import MASK, Redactor, redact_url, redactor
 from callscope.engine.capture.request import RequestError, endpoint_url
 from callscope.engine.recordings.replay import load_analyses
 from callscope.engine.recordings.trace import TraceWriter, read_trace
-from tests.sse_server import DONE, FINISH_TOOLS, ROLE, Scenario, chunk, clean_call, lines_of, tool
+from tests.support.paths import ROOT
+from tests.support.sse_server import DONE, FINISH_TOOLS, ROLE, Scenario, chunk, clean_call, lines_of, tool
 
 BODY = {"messages": [{"role": "user", "content": "weather in Paris?"}], "stream": True}
 KEY = "sk-live-Zq81xYw3Secret0000"
 KEY_ENV = "CALLSCOPE_ROBUST_KEY"
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def request_for(url: str, **kw) -> CaptureRequest:

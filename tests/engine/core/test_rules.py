@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from callscope.engine.core import rules
 from callscope.engine.core.wire import Violation
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 KEBAB = re.compile(r"""["']([a-z]+(?:-[a-z]+)+)["']""")
 
 

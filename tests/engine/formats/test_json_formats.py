@@ -1,6 +1,6 @@
 """The JSON tool-call formats: hermes, llama3_json, mistral, generic, emulated.
 
-Each generation is checked with :func:`tests.format_harness.check_stream`
+Each generation is checked with :func:`tests.support.format_harness.check_stream`
 (fed one character at a time unless said otherwise), which asserts the parser
 rules on every prefix: incremental equals from-scratch, names appear once and
 complete, arguments only grow, no marker reaches content, fragments
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from callscope.engine.core.parse_model import ArgumentsAppended, CallNamed, CallOpened, Parse, ParsedCall
 from callscope.engine.formats import make_parser
-from tests.format_harness import check_stream, feed_all, partial_of, pieces_by
+from tests.support.format_harness import check_stream, feed_all, partial_of, pieces_by
 
 # ------------------------------------------------------------ rendering
 

@@ -1,7 +1,7 @@
 """The JSON families (group 2): granite, nemotron_v2, apriel, apertus, command_r7b, gigachat3,
 functionary_v3_2, solar_open and pythonic, plus the llama3_json and mistral forms they brought.
 
-Every stream goes through :func:`tests.format_harness.check_stream` (incremental ==
+Every stream goes through :func:`tests.support.format_harness.check_stream` (incremental ==
 from-scratch on every prefix, names announced once, append-only arguments, no marker in
 content, fragments concatenate to the terminal arguments). Then, per format, the model
 outputs the peers' tests use (llama.cpp's ``test-chat``, vLLM's and SGLang's parser tests)
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from callscope.engine.core.parse_model import CallOpened, Parse, ParsedCall
 from callscope.engine.formats import get_spec, make_parser
-from tests.format_harness import check_stream, feed_all, partial_of, pieces_by
+from tests.support.format_harness import check_stream, feed_all, partial_of, pieces_by
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from callscope.engine.core.parse_model import ArgumentsAppended, ContentAppended
 from callscope.engine.formats import make_parser
 from callscope.engine.formats.deepseek_v31 import Parser as DeepSeekParser
 from callscope.engine.formats.qwen3_coder import Parser as QwenParser
-from tests.format_harness import check_stream, pieces_by
+from tests.support.format_harness import check_stream, pieces_by
 
 QWEN_MARKERS = ("<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>", "</think>")
 DS_MARKERS = (

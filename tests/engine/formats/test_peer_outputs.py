@@ -5,7 +5,7 @@ One table, one parametrised test. Each case names the peer test it is equivalent
 (vLLM ``tests/tool_parsers/``, SGLang ``test/srt/test_function_call_parser.py``, llama.cpp
 ``tests/test-chat.cpp``); the strings are written here with the same structure (the same
 layout, escapes, types, content around the calls), never copied. Every case streams one
-character at a time through :func:`tests.format_harness.check_stream`, so besides the calls
+character at a time through :func:`tests.support.format_harness.check_stream`, so besides the calls
 the peers expect it keeps every streaming rule (incremental == from scratch, append-only
 arguments, names once and complete). Where a peer expects content, it is checked too.
 ``test_every_listed_format_has_peer_cases`` keeps the table covering every format the
@@ -22,7 +22,7 @@ import pytest
 
 from callscope.engine.core.tools import normalize_tools
 from callscope.engine.formats import BUILTIN
-from tests.format_harness import check_stream
+from tests.support.format_harness import check_stream
 
 VLLM = "vLLM tests/tool_parsers/"
 SGLANG = "SGLang test/srt/test_function_call_parser.py"

@@ -1,6 +1,6 @@
 """Adding a format touches nothing else: a test-only format registered from the test suite.
 
-``tests/plugin_format.py`` is one module (parser + spec) for ``<<CALL name {json}>>``.
+``tests/support/plugin_format.py`` is one module (parser + spec) for ``<<CALL name {json}>>``.
 Registering its spec must make it work everywhere a built-in format does:
 ``replay-text`` (the CLI, in-process), ``run``'s grammar forcing with the real
 packaged model, template detection and built-in template, sample writing, the
@@ -17,7 +17,6 @@ import pytest
 from callscope.cli import main
 from callscope.engine.capture import analyze_capture_lines
 from callscope.engine.decode.grammar import build_tool_grammar, forceable_formats
-from callscope.engine.decode.templates import BUILTIN_FORMATS, builtin_template, detect_format
 from callscope.engine.formats import (
     FORMAT_IDS,
     FormatSpec,
@@ -30,8 +29,9 @@ from callscope.engine.formats import (
 from callscope.engine.formats.samples import render
 from callscope.engine.inspector.state import InspectorState
 from callscope.engine.recordings.replay_text import analyze_text
-from tests import plugin_format
-from tests.sse_server import DONE, ROLE, chunk, lines_of
+from callscope.engine.templates.chat import BUILTIN_FORMATS, builtin_template, detect_format
+from tests.support import plugin_format
+from tests.support.sse_server import DONE, ROLE, chunk, lines_of
 
 CALL = ("get_weather", {"city": "Paris"})
 

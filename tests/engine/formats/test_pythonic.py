@@ -1,6 +1,6 @@
 """Python-literal arguments: the pythonic format and Llama 3.1's built-in tools.
 
-:class:`~engine.formats._kit.python_args.PythonArgsScan` turns keyword arguments into
+:class:`~callscope.engine.formats._kit.python_args.PythonArgsScan` turns keyword arguments into
 their JSON while they are written; these tests pin its rules (what streams, what is
 held, what breaks), check that random Python values written with ``repr`` come back as
 exactly ``json.dumps(value, ensure_ascii=False)`` in any split, and replay the structure
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from callscope.engine.core.parse_model import ParsedCall
 from callscope.engine.formats._kit.python_args import PythonArgsScan
 from callscope.engine.formats.pythonic import call_text
-from tests.format_harness import check_stream, feed_all, partial_of, pieces_by
+from tests.support.format_harness import check_stream, feed_all, partial_of, pieces_by
 
 MARKERS = ("<|tool_call_start|>", "<|tool_call_end|>", "<|python_start|>", "<|python_end|>")
 

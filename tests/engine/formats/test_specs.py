@@ -20,13 +20,14 @@ from pathlib import Path
 import pytest
 
 from callscope.engine.decode.grammar import forceable_formats, form_choices
-from callscope.engine.decode.templates import BUILTIN_DIR, template_signs
 from callscope.engine.formats import BUILTIN, FORMAT_IDS, FormatSpec, all_specs, get_spec, make_parser
 from callscope.engine.inspector.state import InspectorState
 from callscope.engine.recordings.replay_text import analyze_text
 from callscope.engine.streams.conformance import CONTENT_MARKERS
+from callscope.engine.templates.chat import BUILTIN_DIR, template_signs
+from tests.support.paths import ROOT
 
-ENGINE = Path(__file__).resolve().parent.parent / "engine"
+ENGINE = ROOT / "engine"
 CALLS = [("get_weather", {"city": "Paris", "unit": "celsius"}), ("write_file", {"path": "a.txt", "lines": [1, 2]})]
 
 
@@ -98,7 +99,7 @@ def test_writers_invert_parsers(format_id, calls):
 
 
 #: The first formats; those added later check where llama.cpp puts them in their own tests
-#: (tests/test_formats_tags_run.py for the tag families).
+#: (tests/system/test_forced_tag_formats.py for the tag families).
 FIRST_FORMATS = ("deepseek_v31", "qwen3_coder", "hermes", "gpt_oss", "llama3_json", "mistral", "generic", "emulated")
 
 

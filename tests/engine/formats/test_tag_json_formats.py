@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from callscope.engine.formats import make_parser
-from tests.format_harness import argument_steps, calls_of, check_stream, fragment_property, split_property
+from tests.support.format_harness import argument_steps, calls_of, check_stream, fragment_property, split_property
 
 SECTION, SECTION_END = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
 BEGIN, ARG, END = "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from callscope.engine.formats import make_parser
-from tests.format_harness import argument_steps, calls_of, check_stream, fragment_property, split_property
+from tests.support.format_harness import argument_steps, calls_of, check_stream, fragment_property, split_property
 
 GLM_MARKERS = ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "</think>")
 SEED_MARKERS = ("<seed:tool_call>", "</seed:tool_call>", "<function=", "</function>", "<parameter=", "</parameter>")

@@ -4,7 +4,6 @@ the parse diff of a step, jumps between marks, and what a cancelled stream may (
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +14,8 @@ from callscope.engine.inspector.state import BOOKMARK, CALL, EVENT, REVISION, VI
 from callscope.engine.inspector.text_spans import ARGUMENTS
 from callscope.engine.recordings.replay import load_analyses
 from callscope.engine.recordings.replay_text import analyze_text
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
 STRING_TOOL = [{"type": "function", "function": {"name": "write_file", "parameters": {
@@ -61,7 +60,7 @@ def test_another_formats_marker_read_as_content_is_content():
 
 def test_a_format_unknown_to_the_pane_is_coloured_from_its_events(testfmt):
     """A format registered elsewhere needs no pattern for the pane: its events say what is markup."""
-    from tests import plugin_format
+    from tests.support import plugin_format
 
     text = plugin_format.write([("get_weather", {"city": "Paris"})], "ok ", "")
     state = InspectorState(analyze_text(text, plugin_format.FORMAT_ID, size=2))
@@ -73,7 +72,7 @@ def test_a_format_unknown_to_the_pane_is_coloured_from_its_events(testfmt):
 @pytest.fixture
 def testfmt():
     from callscope.engine.formats import register_format, unregister_format
-    from tests import plugin_format
+    from tests.support import plugin_format
 
     register_format(plugin_format.SPEC, replace=True)
     yield plugin_format.SPEC

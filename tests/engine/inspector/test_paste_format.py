@@ -12,8 +12,8 @@ import pytest
 
 from callscope.engine.inspector.paste_format import Reading, detect_format, rank_formats, read_as
 from callscope.engine.recordings.replay import load_analyses
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 FORMAT_FIXTURES = sorted((ROOT / "fixtures" / "formats").glob("*.jsonl"))
 HERMES = (
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'

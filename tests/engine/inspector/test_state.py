@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
@@ -30,8 +29,8 @@ from callscope.engine.inspector.timebase import Timebase
 from callscope.engine.inspector.ttfd import seconds, ttfd_curves, ttfd_label, ttfd_point
 from callscope.engine.recordings.replay import load_analyses
 from callscope.engine.recordings.replay_text import analyze_text
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 HEADLINE = FIXTURES / "headline_701_tokens.jsonl"
 REGRESS = FIXTURES / "prefix" / "arguments_regress.txt"

@@ -6,18 +6,16 @@ one whose calls nothing reads, one without tools, and the packaged GGUF's own te
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from callscope.engine.decode.model import default_model_path
+from callscope.engine.core.gguf import default_model_path
 from callscope.engine.formats import FORMAT_IDS
 from callscope.engine.formats.derived import PREFIX
 from callscope.engine.inspector.template_state import TemplateStateError, describe, template_state
 from callscope.engine.templates.evidence import KEY, MARKER, NAME
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.usefixtures("forget_derived")
-ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "templates"
 #: Python-style calls: no dedicated parser reads them and no syntax can be derived.
 UNREADABLE = (

@@ -1,7 +1,7 @@
 """The atomic baseline and llama.cpp server semantics, against the same parse sequences."""
 
 from callscope.engine.core.parse_model import Parse, ParsedCall
-from tests.test_policy_incremental import GROWING, PARALLEL, assembled, call, run, tool_deltas
+from tests.support.parse_sequences import GROWING, PARALLEL, assembled, call, run, tool_deltas
 
 
 def test_atomic_sends_each_call_whole_at_the_end():

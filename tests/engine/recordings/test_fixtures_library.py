@@ -15,9 +15,9 @@ from callscope.engine.analysis.expectations import check_verdict, verdicts_by_po
 from callscope.engine.analysis.report import report_json
 from callscope.engine.formats import FORMAT_IDS
 from callscope.engine.recordings.replay import analyze_recording, load_recording
-from tests.schema import validate_report
+from tests.support.paths import ROOT
+from tests.support.schema import validate_report
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".txt"))
 

@@ -13,17 +13,17 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from callscope.cli import main as cli_main
 from callscope.engine.recordings.replay import HAR, MITMPROXY, SSE, TRACE, detect_kind, load_analyses, load_recording
 from callscope.engine.recordings.trace import TraceError
-from tests.sse_server import DONE, FINISH_TOOLS, ROLE, chunk, clean_call
-from tests.test_capture_protocols import responses_stream
+from tests.support.paths import DATA
+from tests.support.protocol_streams import responses_stream
+from tests.support.sse_server import DONE, FINISH_TOOLS, ROLE, chunk, clean_call
 
-DATA = Path(__file__).parent / "data" / "recorded"
+DATA = DATA / "recorded"
 CHAT_EVENTS = [ROLE, *clean_call(), FINISH_TOOLS, DONE]
 HAS_MITMPROXY = importlib.util.find_spec("mitmproxy") is not None
 
@@ -178,7 +178,7 @@ def test_replay_refuses_a_policy_or_format_for_captured_streams_and_takes_an_ato
 
 
 def test_a_capture_recording_keeps_its_atomic_silence_for_the_replay(server, tmp_path, capsys):
-    from tests.sse_server import Scenario, timed, tool
+    from tests.support.sse_server import Scenario, timed, tool
 
     # one chunk with the whole call after 0.35 s: atomic under a 0.2 s silence, not under the default 1 s
     url = server.play("slow-atomic", Scenario(timed((0.0, ROLE), (0.35, chunk(tool(0, "call_a", "get_weather",

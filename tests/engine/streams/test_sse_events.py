@@ -23,7 +23,18 @@ from callscope.engine.capture.recording import analyze_capture_result
 from callscope.engine.recordings.replay import load_analyses
 from callscope.engine.streams.conformance import analyze_capture_lines
 from callscope.engine.streams.sse import LINES, EventReader, read_events
-from tests.sse_server import ARGS, DONE, FINISH_TOOLS, ROLE, STREAM_ID, Scenario, chunk, clean_call, lines_of, tool
+from tests.support.sse_server import (
+    ARGS,
+    DONE,
+    FINISH_TOOLS,
+    ROLE,
+    STREAM_ID,
+    Scenario,
+    chunk,
+    clean_call,
+    lines_of,
+    tool,
+)
 
 BODY = {"messages": [{"role": "user", "content": "x"}], "stream": True}
 HEADERS = {"content-type": "text/event-stream"}

@@ -13,18 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from callscope.engine.decode.format_choice import choose_format
-from callscope.engine.decode.templates import load_template_file, probe_caps
 from callscope.engine.formats import FORMAT_IDS, get_spec, make_parser
 from callscope.engine.formats.derived import JSON, PREFIX, TAG_JSON, TAG_TAGGED, FormatDescription, register_derived
 from callscope.engine.formats.derived.pattern import DONE, FAIL, MORE, Pattern
 from callscope.engine.templates.analysis import analyze
+from callscope.engine.templates.chat import load_template_file, probe_caps
 from callscope.engine.templates.evidence import MARKER, NAME, spans
+from callscope.engine.templates.format_choice import choose_format
 from callscope.engine.templates.roundtrip import check_turns, round_trip
-from tests.format_harness import check_stream
+from tests.support.format_harness import check_stream
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.usefixtures("forget_derived")
-ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "resources" / "templates").glob("*.jinja"))
 WRITTEN = sorted((ROOT / "tests" / "data" / "templates" / "derived").glob("*.jinja"))
 STYLED = sorted(p for p in (ROOT / "tests" / "data" / "templates").glob("*.jinja") if p.name != "broken_syntax.jinja")
@@ -93,7 +93,7 @@ def test_a_wrong_sign_is_caught_by_the_round_trip():
         "{%- endfor -%}</tool_call>{%- endfor -%}{%- endfor -%}"
         "{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"
     )
-    from callscope.engine.decode.templates import ChatTemplate, detect_format
+    from callscope.engine.templates.chat import ChatTemplate, detect_format
 
     template = ChatTemplate("glm_like", source, "file")
     sign = detect_format(source)
@@ -165,7 +165,7 @@ def test_analysis_explains_a_template_it_cannot_describe():
         "CALL {{ c.function.name }}({% for k, v in c.function.arguments.items() %}{{ k }}={{ v }} {% endfor %})"
         "{%- endfor -%}</{{ m.role }}>\n{%- endfor -%}{%- if add_generation_prompt -%}<assistant>{%- endif -%}"
     )
-    from callscope.engine.decode.templates import ChatTemplate
+    from callscope.engine.templates.chat import ChatTemplate
 
     a = analyze(ChatTemplate("pythonish", source, "file").renderer(), "pythonish")
     assert a.description is None and a.notes and a.generation.startswith("CALL zq_first_fn(")

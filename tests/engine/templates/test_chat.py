@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
 from callscope.cli import main
+from callscope.engine.core.errors import MessagesError, TemplateError, ToolChoiceError
+from callscope.engine.core.gguf import read_model_info
 from callscope.engine.core.tools import load_tools
-from callscope.engine.decode.errors import MessagesError, TemplateError, ToolChoiceError
 from callscope.engine.decode.grammar import build_tool_grammar, forced_tools, lit, tighten
 from callscope.engine.decode.messages import parse_messages
-from callscope.engine.decode.model import read_model_info
 from callscope.engine.decode.prompting import plan_prompt
-from callscope.engine.decode.templates import (
+from callscope.engine.formats import FORMAT_IDS
+from callscope.engine.templates.chat import (
     BUILTIN_FORMATS,
     ChatTemplate,
     builtin_template,
@@ -27,28 +27,11 @@ from callscope.engine.decode.templates import (
     prepare_messages,
     probe_caps,
 )
-from callscope.engine.formats import FORMAT_IDS
+from tests.support.conversations import HISTORY
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "tests" / "data" / "templates"
 TOOLS = load_tools(ROOT / "resources" / "tools" / "default.json")
-
-HISTORY = [
-    {"role": "system", "content": "Be brief."},
-    {"role": "user", "content": "Weather in Paris?"},
-    {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": "abcdefghi",
-                "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
-            }
-        ],
-    },
-    {"role": "tool", "tool_call_id": "abcdefghi", "content": "18 C and sunny"},
-]
 
 
 def render_file(name: str, messages=HISTORY, tools=TOOLS, **extra) -> str:

@@ -14,10 +14,10 @@ import pytest
 
 from callscope.cli import main
 from callscope.engine.capture.request import build_body, parse_body
+from callscope.engine.core.errors import TemplateError
 from callscope.engine.core.tools import ToolsError, normalize_tools, parse_tools, validate_tools
-from callscope.engine.decode.errors import TemplateError
-from callscope.engine.decode.templates import ChatTemplate, tools_for_template
 from callscope.engine.recordings.trace import Trace, TraceHeader, read_trace, write_trace
+from callscope.engine.templates.chat import ChatTemplate, tools_for_template
 
 OPENAI = [{"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": {}}}]
 BARE = [{"name": "get_weather", "description": "Weather.", "parameters": {}}]
