@@ -163,7 +163,7 @@ def build_replier(args: argparse.Namespace) -> Any:
 def _model_replier(args: argparse.Namespace) -> Any:
     from callscope.commands.request import check_format_option, read_template
     from callscope.commands.run import chosen_forms
-    from callscope.engine.decode.errors import DecodeError
+    from callscope.engine.core.errors import DecodeError
     from callscope.engine.decode.loop import SamplerSettings
     from callscope.engine.serve.model import ModelOptions, ModelSource
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from callscope.engine.core.errors import DecodeError
 from callscope.engine.core.tools import ToolsError, validate_tools
 from callscope.engine.core.wire import WireChunk
 from callscope.engine.decode.demos import DEFAULT_MAX_STRING
-from callscope.engine.decode.errors import DecodeError
 from callscope.engine.decode.grammar import ANY, OFF
 from callscope.engine.decode.loop import SamplerSettings
 from callscope.engine.decode.messages import validate_messages

@@ -23,7 +23,7 @@ from typing import Any
 from callscope.engine.core import rules
 from callscope.engine.core.wire import CONTENT, REASONING, Violation, WireChunk
 from callscope.engine.streams.assembly import Call, StreamBuilder, clip, is_json
-from callscope.engine.streams.protocol import ProtocolReader, good_index
+from callscope.engine.streams.reader import ProtocolReader, good_index
 from callscope.engine.streams.spec import NaiveCalls, ProtocolSpec, described, function_of, schema_of
 from callscope.engine.streams.sse import SseEvent
 from callscope.engine.streams.writer import ProtocolWriter, WrittenCall, sse

@@ -1,6 +1,6 @@
 """What a server of a protocol sends: one response written as its events, from protocol-neutral chunks.
 
-The reverse of a :class:`~callscope.engine.streams.protocol.ProtocolReader`. A
+The reverse of a :class:`~callscope.engine.streams.reader.ProtocolReader`. A
 response is a list of :class:`~callscope.engine.core.wire.WireChunk` (role,
 content, reasoning, a call's header, its argument fragments, the finish), what
 a streaming policy emits or what a recorded stream meant. Each protocol's

@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from callscope.engine.serve import RecordingReplier, ServeConfig, ServeServer, load_source
-from tests.proxy_helpers import Collector
+from tests.support.proxy_helpers import Collector
 
 
 class ServeThread:

@@ -15,8 +15,8 @@ from callscope.dialogs.capture import CaptureDialog, request_from_values
 from callscope.engine.streams.protocols import register_protocol, unregister_protocol
 from callscope.live.capture import CaptureController
 from callscope.models.session import InspectorSession
-from tests.sse_server import Scenario
 from tests.support import plugin_protocol as tiny
+from tests.support.sse_server import Scenario
 
 pytestmark = pytest.mark.gui
 

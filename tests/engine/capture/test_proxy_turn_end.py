@@ -16,9 +16,9 @@ import socket
 import pytest
 
 from callscope.engine.recordings.trace import read_trace
-from tests.proxy_helpers import ProxyThread
-from tests.sse_server import DONE, FINISH_TOOLS, ROLE, Scenario, clean_call, lines_of
-from tests.test_capture_protocols import anthropic_stream, responses_stream
+from tests.support.protocol_streams import anthropic_stream, responses_stream
+from tests.support.proxy_helpers import ProxyThread
+from tests.support.sse_server import DONE, FINISH_TOOLS, ROLE, Scenario, clean_call, lines_of
 
 CHAT = lines_of(ROLE, *clean_call(), FINISH_TOOLS, DONE)
 STREAMS = {  # protocol -> (endpoint, its stream, the bytes its last event holds)

@@ -19,9 +19,9 @@ from callscope.engine.core.shipped import resolve_recording
 from callscope.engine.recordings.replay import load_analyses
 from callscope.engine.serve import RecordingReplier, quirks_source
 from callscope.engine.streams.conformance import analyze_capture_lines
-from tests.proxy_helpers import ProxyThread
-from tests.sse_server import DONE, FINISH_TOOLS, ROLE, Scenario, chunk, clean_call, lines_of, tool
+from tests.support.proxy_helpers import ProxyThread
 from tests.support.serve_helpers import ServeThread
+from tests.support.sse_server import DONE, FINISH_TOOLS, ROLE, Scenario, chunk, clean_call, lines_of, tool
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "weather?"}], "stream": True}
 CHAT = lines_of(ROLE, *clean_call(), FINISH_TOOLS, DONE)

@@ -29,9 +29,9 @@ from callscope.engine.streams.protocols import (
 )
 from callscope.engine.streams.spec import ProtocolSpec
 from callscope.engine.streams.sse import SseEvent
-from tests.proxy_helpers import ProxyThread
-from tests.sse_server import Scenario
 from tests.support import plugin_protocol as tiny
+from tests.support.proxy_helpers import ProxyThread
+from tests.support.sse_server import Scenario
 
 SECRET = "tiny-very-secret-77"
 
