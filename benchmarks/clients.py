@@ -129,8 +129,8 @@ def measure(protocol: str, lines: list[tuple[float, str]], rounds: int) -> dict[
         except ValueError:
             decoded.append((step, event, NOT_JSON))
     chunks = len(events)
-    profiles = [p for p in PROFILES if protocol in PROFILES[p].protocols]
-    defaults = tuple(p for p in default_profiles() if protocol in PROFILES[p].protocols)
+    profiles = [p for p in PROFILES if PROFILES[p].reads(protocol)]
+    defaults = tuple(p for p in default_profiles() if PROFILES[p].reads(protocol))
     work: dict[str, Callable[[], Any]] = {"decode": lambda: [loads(e.data) for e in events
                                                              if not e.data.startswith("[DONE]")]}
     for profile in profiles:
@@ -147,20 +147,20 @@ def measure(protocol: str, lines: list[tuple[float, str]], rounds: int) -> dict[
 def run(args: argparse.Namespace) -> int:
     if args.chunks < 50 or args.rounds < 1:
         raise BenchError("--chunks must be at least 50 and --rounds at least 1")
+    from callscope.engine.streams import anthropic, chat, responses
     from callscope.engine.streams.clients import PROFILES
 
-    results = {
-        "chat": measure("chat", received(chat_lines(args.chunks)), args.rounds),
-        "responses": measure("responses", received(responses_lines(args.chunks // 4)), args.rounds),
-        "anthropic": measure("anthropic", received(anthropic_lines(args.chunks // 4)), args.rounds),
-    }
+    streams = ((chat.SPEC.id, chat_lines(args.chunks)), (responses.SPEC.id, responses_lines(args.chunks // 4)),
+               (anthropic.SPEC.id, anthropic_lines(args.chunks // 4)))
+    results = {protocol: measure(protocol, received(lines), args.rounds) for protocol, lines in streams}
     failures = []
     for protocol, found in results.items():
         for name, value in found.items():
             if name in PROFILES and value > PROFILE_TARGET_US:
                 failures.append(f"{name} on {protocol}: {value:.2f} µs/chunk > {PROFILE_TARGET_US}")
-    if results["chat"]["whole verdict"] > VERDICT_TARGET_US:
-        failures.append(f"whole verdict: {results['chat']['whole verdict']:.2f} µs/chunk > {VERDICT_TARGET_US}")
+    whole = results[chat.SPEC.id]["whole verdict"]
+    if whole > VERDICT_TARGET_US:
+        failures.append(f"whole verdict: {whole:.2f} µs/chunk > {VERDICT_TARGET_US}")
     if getattr(args, "json", False):
         print(json.dumps({"bench": "clients", "results": results, "targets": {
             "profile_us_per_chunk": PROFILE_TARGET_US, "verdict_us_per_chunk": VERDICT_TARGET_US},

@@ -12,7 +12,7 @@ Every quirk is one ``callscope.trace/1`` capture trace (``source: capture``, one
 - ``expect``: callscope's own verdict (the rules it must raise), checked by ``tests/test_fixtures_library.py``;
 - ``extra.outcomes``: what every real client library ends with (the calls, or what it raised; an id the library
   made up is ``<generated>``), written by ``--record`` from the differential test's run of the real libraries
-  (``tests/clients``), and checked in CI; ``extra.measured_with``: the package versions they were measured with.
+  (``tests/system/test_differential.py``), and checked in CI; ``extra.measured_with``: the package versions they were measured with.
 
 Usage: ``python scripts/make_quirks.py [--check] [--record]``. ``--check`` exits 1 if the files differ from
 what this script writes; ``--record`` runs every real client on every quirk over HTTP on 127.0.0.1 and stores
@@ -381,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     QUIRKS.mkdir(exist_ok=True)
     recorded: dict[str, dict[str, Any]] = {}
     if args.record:
-        from tests.clients.harness import record_outcomes
+        from tests.support.client_libraries import record_outcomes
 
         recorded = record_outcomes([q.id for q in LIBRARY])
     differ = []

@@ -9,7 +9,7 @@ A profile is one module with a :class:`~.spec.ClientProfile` declaration (the li
 the exact version it follows, the protocols it reads with an assembler class per
 protocol, whether it is a default) plus one line in :data:`PROFILES` below. Each is a
 plain-Python emulation of the library's assembly, written from reading its source; the
-differential test (``tests/clients``) serves the quirks library to the real libraries
+differential test (``tests/system/test_differential.py``) serves the quirks library to the real libraries
 and checks every profile predicts exactly what they end with.
 
 Profiles run as the events arrive (:class:`ProfileRun`), on the JSON the protocol reader
@@ -31,7 +31,7 @@ from callscope.engine.streams.clients import (
     openai_node,
     openai_python,
 )
-from callscope.engine.streams.clients.spec import (
+from callscope.engine.streams.clients.base import (
     GENERATED_ID,
     NOT_JSON,
     AssembledCall,
@@ -95,7 +95,7 @@ class ProfileRun:
 
     def __init__(self, profile: ClientProfile, protocol: str, tools: frozenset[str] | None) -> None:
         self.profile = profile.id
-        self.assembler = profile.assemblers[protocol](protocol, tools)
+        self.assembler = profile.assembler(protocol)(protocol, tools)
         #: The assembler's fast lane (:meth:`Assembler.fragment`), bound once: it is called on most chunks.
         self.fragment = self.assembler.fragment
         self.error: str | None = None
@@ -149,7 +149,7 @@ def _stopped(choice: int, index: int, text: str) -> bool:
 
 def start_runs(protocol: str, profiles: Iterable[str], tools: frozenset[str] | None = None) -> list[ProfileRun]:
     """A run of every selected profile that reads ``protocol``."""
-    return [ProfileRun(PROFILES[p], protocol, tools) for p in profiles if protocol in PROFILES[p].assemblers]
+    return [ProfileRun(PROFILES[p], protocol, tools) for p in profiles if PROFILES[p].reads(protocol)]
 
 
 def run_profiles(protocol: str, events: Iterable[tuple[int, SseEvent, Any]], profiles: Iterable[str],

@@ -28,7 +28,7 @@ from typing import Any
 
 from callscope.engine.streams.clients._js import UNDEFINED, nullish
 from callscope.engine.streams.clients._partial_json import js_parse
-from callscope.engine.streams.clients.spec import (
+from callscope.engine.streams.clients.base import (
     GENERATED_ID,
     NOT_JSON,
     AssembledCall,

@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from callscope.engine.streams.clients._partial_json import completed
-from callscope.engine.streams.clients.spec import NOT_JSON, AssembledCall, Assembler, ClientProfile, Raised, fresh
+from callscope.engine.streams.clients.base import NOT_JSON, AssembledCall, Assembler, ClientProfile, Raised, fresh
 from callscope.engine.streams.sse import SseEvent
 
 _TRACKS_INPUT = ("tool_use", "server_tool_use")

@@ -23,7 +23,7 @@ from typing import Any
 from callscope.engine.streams.clients import _js
 from callscope.engine.streams.clients._js import UNDEFINED, get, nullish, truthy
 from callscope.engine.streams.clients._partial_json import langchain_js
-from callscope.engine.streams.clients.spec import NOT_JSON, AssembledCall, Assembler, ClientProfile, Raised
+from callscope.engine.streams.clients.base import NOT_JSON, AssembledCall, Assembler, ClientProfile, Raised
 from callscope.engine.streams.sse import SseEvent
 
 _OVERWRITTEN = ("id", "name", "output_version", "model_provider")

@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 from callscope.engine.streams.clients._partial_json import langchain_python
-from callscope.engine.streams.clients.spec import NOT_JSON, AssembledCall, Assembler, ClientProfile, Raised
+from callscope.engine.streams.clients.base import NOT_JSON, AssembledCall, Assembler, ClientProfile, Raised
 from callscope.engine.streams.sse import SseEvent
 
 _FIELDS = ("name", "args", "id")

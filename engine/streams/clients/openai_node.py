@@ -29,7 +29,7 @@ from typing import Any
 
 from callscope.engine.streams.clients import _js
 from callscope.engine.streams.clients._js import UNDEFINED, SparseArray, get, nullish, truthy
-from callscope.engine.streams.clients.spec import (
+from callscope.engine.streams.clients.base import (
     GENERATED_ID,
     NOT_JSON,
     AssembledCall,

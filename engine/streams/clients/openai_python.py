@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from callscope.engine.streams.clients.spec import (
+from callscope.engine.streams.clients.base import (
     NOT_JSON,
     AssembledCall,
     Assembler,
