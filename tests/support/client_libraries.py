@@ -1,11 +1,10 @@
 """The real client libraries, pointed at the quirks library over HTTP on 127.0.0.1: what each one ends with.
 
-Used by the differential test (``tests/system/test_differential.py/test_differential.py``) and by
+Used by the differential test (``tests/system/test_differential.py``) and by
 ``scripts/make_quirks.py --record``, which stores the outcomes in the fixtures.
 
-- Serving: :func:`serving` plays every quirk from a loopback server and says, per quirk, the base URL and the
-  ``model`` a client must ask for. Today that server is ``tests/sse_server.py`` (one path per quirk); switching
-  to ``callscope serve --quirks`` (one URL, the model picks the quirk) is the one line in :func:`serving`.
+- Serving: :func:`serving` runs ``callscope serve --quirks`` (its server, in a thread) on 127.0.0.1: one URL, the
+  request's ``model`` picks the quirk, as a client developer's own test suite would use it.
 - Python libraries (``openai``, ``langchain-openai``, ``anthropic``, from the ``dev`` extra) run in this process.
 - npm libraries run in one ``node`` process per library, every quirk in one batch: the drivers in
   ``tests/support/node/*.mjs``, installed with the lockfile's packages by ``make node-clients``
@@ -76,17 +75,14 @@ class Endpoint:
 
 @contextlib.contextmanager
 def serving(streams: list[QuirkStream]) -> Iterator[Callable[[str], Endpoint]]:
-    """Every quirk played by a loopback server; yields ``endpoint(quirk_id)``."""
-    from tests.support.sse_server import CannedServer, Scenario
+    """``callscope serve --quirks`` on 127.0.0.1 (the shipped quirks library; the request's ``model`` names the
+    quirk); yields ``endpoint(quirk_id)``."""
+    from callscope.engine.serve import RecordingReplier, quirks_source
+    from tests.support.serve_helpers import ServeThread
 
-    server = CannedServer().start()
-    try:
-        for stream in streams:
-            lines = [(0.0, record.line) for record in stream.trace.lines]
-            server.play(stream.id, Scenario(lines))
-        yield lambda quirk_id: Endpoint(server.url(quirk_id), quirk_id)
-    finally:
-        server.stop()
+    del streams  # every shipped quirk is served; each client asks for its own by name
+    with ServeThread(RecordingReplier(quirks_source(fixtures_dir() / "quirks"))) as serve:
+        yield lambda quirk_id: Endpoint(serve.url, quirk_id)
 
 
 # ====================================================================== outcomes
