@@ -94,6 +94,7 @@ def _document(template: ChatTemplate, choice: FormatChoice, check: bool) -> dict
 
 
 def _text(template: ChatTemplate, choice: FormatChoice, check: bool) -> str:
+    from callscope.engine.core.terminal import terminal_line
     from callscope.engine.templates.evidence import marked, spans
 
     lines = [f"template: {template.name}", f"parser: {choice.format_id} ({choice.reason})"]
@@ -116,7 +117,7 @@ def _text(template: ChatTemplate, choice: FormatChoice, check: bool) -> str:
             lines.append(f"check{mode}: {verdict}, {trip.format_id} read {len(trip.calls)} of {len(trip.expected)} calls back")
             lines.append(f"  fed byte by byte: {trip.generation!r}")
             lines += [f"  problem: {p}" for p in trip.problems]
-    return "\n".join(lines) + "\n"
+    return "\n".join(terminal_line(line) for line in lines) + "\n"  # the template chose what it renders
 
 
 def _description_lines(analysis: TemplateAnalysis) -> list[str]:
