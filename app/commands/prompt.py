@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from callscope.commands.common import CliError
+from callscope.commands.common import CliError, apply_template_timeout
 from callscope.commands.request import add_request_options, check_format_option, read_request, read_template
 from callscope.engine.decode.errors import DecodeError
 from callscope.engine.decode.model import read_model_info
@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    apply_template_timeout(args)
     check_format_option(args.format)
     messages, tools = read_request(args)
     template = read_template(args.template)

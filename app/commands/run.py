@@ -23,6 +23,7 @@ from callscope.commands.common import (
     CliError,
     add_policy_option,
     add_report_options,
+    apply_template_timeout,
     check_policy,
     print_report,
 )
@@ -133,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
     from callscope.engine.decode.session import LiveRun, RunSettings
 
     check_policy(args.policy)
+    apply_template_timeout(args)
     check_format_option(args.format)
     messages, tools = read_request(args)
     demo = get_demo(args.demo)

@@ -6,6 +6,11 @@ template renderer). A parent that exits cleanly stops them; one killed with
 itself never notices. :func:`die_with_parent` makes the kernel send the worker
 ``SIGKILL`` when its parent dies (Linux ``PR_SET_PDEATHSIG``), and elsewhere
 starts a daemon thread that watches the parent's pid.
+
+``PR_SET_PDEATHSIG`` fires when the parent *thread* that started the worker
+ends: a worker started from a thread that may end before the process does
+(the window's analysis thread) asks for ``any_thread`` and is watched by the
+thread instead.
 """
 
 from __future__ import annotations
@@ -22,9 +27,9 @@ _PR_SET_PDEATHSIG = 1
 _POLL_SECONDS = 0.5
 
 
-def die_with_parent(parent_pid: int) -> None:
+def die_with_parent(parent_pid: int, *, any_thread: bool = False) -> None:
     """Call first thing in the worker, with the parent's pid (taken before the worker started)."""
-    if not _kernel_kills_orphan():
+    if any_thread or not _kernel_kills_orphan():
         threading.Thread(target=_watch, args=(parent_pid,), name="callscope-parent-watch", daemon=True).start()
     if os.getppid() != parent_pid:  # the parent died before the request above was in place
         os._exit(1)
