@@ -334,6 +334,13 @@ class _WorkerProcess:
         with self._lock:
             self._kill()
 
+    def abort(self) -> None:
+        """Kill the worker now, even mid-render (from another thread): the render in progress fails at once."""
+        process = self._process
+        if process is not None:
+            with contextlib.suppress(OSError):
+                process.kill()
+
     @property
     def pid(self) -> int | None:
         """The worker's pid while it runs (tests watch it)."""
@@ -387,10 +394,16 @@ def worker_pid() -> int | None:
     return _WORKER.pid
 
 
+def abort_renders() -> None:
+    """Stop any render in progress (the window is closing: its analysis thread must not wait out a hostile one)."""
+    _WORKER.abort()
+
+
 __all__ = [
     "MEMORY_ENV",
     "TIMEOUT_ENV",
     "RenderLimits",
+    "abort_renders",
     "compile_source",
     "render_budget",
     "render_limits",

@@ -269,6 +269,9 @@ class Worker:
 
 
 def _generate(template: jinja2.Template, context: dict[str, Any], max_output: int) -> str:
+    """The output, counted as it comes (and joined every few thousand pieces: a million tiny strings weigh far
+    more than their characters, so the output limit would come after the memory limit)."""
+    done: list[str] = []
     pieces: list[str] = []
     size = 0
     for piece in template.generate(**context):
@@ -276,7 +279,10 @@ def _generate(template: jinja2.Template, context: dict[str, Any], max_output: in
         if size > max_output:
             raise _TooLong
         pieces.append(piece)
-    return "".join(pieces)
+        if len(pieces) >= 4096:
+            done.append("".join(pieces))
+            pieces.clear()
+    return "".join(done) + "".join(pieces)
 
 
 def _cpu_limit(seconds: float) -> None:
