@@ -191,7 +191,7 @@ def _bounded(name: str, ask: Callable[[float], dict[str, Any]]) -> dict[str, Any
         seconds = min(render_limits().seconds, budget.left)
         if seconds <= 0.001:
             raise _Stopped(HostileTemplate(name, None, f"its renders took longer than {_seconds(budget.seconds)} in all "
-                                           f"(the limit: --template-timeout or {TIMEOUT_ENV})"))
+                                           f"(the limit: ${TIMEOUT_ENV} seconds)"))
         began = time.monotonic()
         try:
             reply = ask(seconds)
@@ -212,10 +212,10 @@ def _fail(name: str, reply: dict[str, Any], seconds: float) -> None:
         text = f"the sandbox refused it: {message}"
     elif kind == TIME:
         text = (f"rendering took longer than {_seconds(seconds)} and was stopped "
-                f"(the limit: --template-timeout or {TIMEOUT_ENV})")
+                f"(the limit: ${TIMEOUT_ENV} seconds)")
     elif kind == MEMORY:
         text = (f"rendering needed more than {limits.memory_mib} MiB of memory and was stopped "
-                f"(the limit: {MEMORY_ENV})")
+                f"(the limit: ${MEMORY_ENV} MiB)")
     elif kind == OUTPUT:
         text = f"its output passed {limits.output_mib} MiB and was stopped"
     else:
