@@ -51,8 +51,11 @@ def run(args: argparse.Namespace) -> int:
         json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
-    print(f"format: {plan.format_id} ({plan.format_reason})")
-    print(f"template: {plan.template.name} ({plan.template_reason})")
+    from callscope.engine.core.terminal import terminal_line
+
+    # the prompt below is printed as rendered; these lines quote the template's markers and the GGUF's name
+    print(terminal_line(f"format: {plan.format_id} ({plan.format_reason})"))
+    print(terminal_line(f"template: {plan.template.name} ({plan.template_reason})"))
     print("-" * 72)
     sys.stdout.write(plan.prompt)
     if not plan.prompt.endswith("\n"):

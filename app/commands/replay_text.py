@@ -90,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CliError(f"cannot write the recording {args.record}: {exc.strerror or exc}") from None
     if reason and not args.json:
-        print(f"format: {args.format} ({reason})")
+        from callscope.engine.core.terminal import terminal_line
+
+        print(terminal_line(f"format: {args.format} ({reason})"))  # the reason quotes the template's markers
         print()
     print_report([analysis], args)
     return 0
