@@ -18,7 +18,7 @@ hostile, and the whole operation (an analysis, a format choice, a prompt)
 stops. Callers catch ``Exception`` per variant (a template that raises for two
 calls is fine), so the stop travels as a ``BaseException`` (:class:`_Stopped`)
 to the outermost :func:`render_budget` scope, which raises it as a
-:class:`~callscope.engine.decode.errors.HostileTemplate` there. The scope also
+:class:`~callscope.engine.core.errors.HostileTemplate` there. The scope also
 bounds the render time of the whole operation: the seconds of every render in
 it add up to one limit, so a template that takes nearly the limit on every one
 of thirty variants still ends in time.
@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, ParamSpec, TypeVar
 
-from callscope.engine.decode.errors import HostileTemplate, TemplateError
+from callscope.engine.core.errors import HostileTemplate, TemplateError
 from callscope.engine.templates.sandbox import (
     ERROR,
     MEMORY,
