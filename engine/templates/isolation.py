@@ -188,6 +188,7 @@ def _bounded(name: str, ask: Callable[[float], dict[str, Any]]) -> dict[str, Any
     with render_budget():
         budget = _BUDGET.get()
         assert budget is not None
+        _WORKER.start()  # a (re)start is not the template's time
         seconds = min(render_limits().seconds, budget.left)
         if seconds <= 0.001:
             raise _Stopped(HostileTemplate(name, None, f"its renders took longer than {_seconds(budget.seconds)} in all "
@@ -245,6 +246,11 @@ class _WorkerProcess:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._known: set[str] = set()  # the sources it has compiled (by key)
+
+    def start(self) -> None:
+        """Have the worker running (started, and its start awaited, if it is not)."""
+        with self._lock:
+            self._running()
 
     def compile(self, source: str, seconds: float) -> dict[str, Any]:
         key = _key(source)
