@@ -101,6 +101,7 @@ def print_report(analyses: list[Analysis], args: argparse.Namespace) -> None:
 
     if getattr(args, "json", False):
         from callscope.engine.core.json_text import dumps
+        from callscope.engine.core.terminal import terminal_json
 
         # built whole first, and never with NaN: a report either prints as valid JSON or not at all
         report = report_json(analyses, include_chunks=getattr(args, "chunks", False))
@@ -108,7 +109,7 @@ def print_report(analyses: list[Analysis], args: argparse.Namespace) -> None:
             text = dumps(report, ensure_ascii=False, indent=2, allow_nan=False)
         except ValueError as exc:
             raise CliError(f"cannot print the report as JSON: {exc}") from None
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(terminal_json(text) + "\n")  # the same document, with no raw C1 control or bidi override
         return
     for i, analysis in enumerate(analyses):
         if i:
