@@ -6,12 +6,12 @@ PYTHON ?= python3
 NATIVE ?= 0
 BIN     = $(VENV)/bin
 
-.PHONY: run test setup system-deps llama llama-rebuild wheel-check bench screenshots lint desktop clean
+.PHONY: run test setup system-deps llama llama-rebuild wheel-check bench screenshots lint desktop clean node-clients
 
 run: setup
 	$(BIN)/callscope gui
 
-test: setup
+test: setup node-clients
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider
 
 setup: system-deps llama $(VENV)/.installed
@@ -37,9 +37,14 @@ $(VENV)/.installed: pyproject.toml | llama
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $@
 
-# The built wheel in a fresh venv outside the checkout (tests/test_packaging.py does the same in `make test`).
+# The real npm client libraries of the differential test (tests/system/test_differential.py), installed with `npm ci` into a cache
+# folder keyed by tests/support/node/package-lock.json; node and npm from Debian's packages when missing.
+node-clients:
+	@bash scripts/node_clients.sh >/dev/null
+
+# The built wheel in a fresh venv outside the checkout (tests/system/test_packaging.py does the same in `make test`).
 wheel-check: setup
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_packaging.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider tests/system/test_packaging.py
 
 bench: setup
 	$(BIN)/callscope bench all
@@ -48,7 +53,7 @@ screenshots: setup
 	QT_QPA_PLATFORM=offscreen $(BIN)/python scripts/screenshots.py
 
 lint: setup
-	$(BIN)/ruff check app engine tests benchmarks scripts
+	$(BIN)/ruff check app engine tests benchmarks scripts setup.py
 
 # A launcher entry and icon for the desktop menu (freedesktop; per user, no root).
 desktop: setup

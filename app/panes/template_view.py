@@ -1,6 +1,6 @@
 """The Template pane: how a chat template writes a tool call, which parser reads it, and whether it comes back.
 
-Everything shown is computed by :func:`~engine.inspector.template_state.template_state`
+Everything shown is computed by :func:`~callscope.engine.inspector.template_state.template_state`
 (the analysis ``callscope template FILE --check`` prints); this pane draws it:
 the parser and why, the round-trip verdict as a badge, the rendered call with
 its markers, names and keys coloured, each checked call turn coloured by what
@@ -201,6 +201,10 @@ class TemplateView(QWidget):
         """End the analysis thread (the window is closing); True if it ended."""
         if self._thread is None or self._thread.isFinished():
             return True
+        if self.analysing:
+            from callscope.engine.templates.isolation import abort_renders
+
+            abort_renders()  # a hostile template's render would hold the thread until its time limit
         self._thread.quit()
         return bool(self._thread.wait(timeout_ms))
 

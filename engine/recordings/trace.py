@@ -84,7 +84,7 @@ class TraceHeader:
     """The request and the circumstances of one recorded generation."""
 
     source: str = "text"  # text | model | capture
-    format: str | None = None  # wire format id (engine.formats), None if unknown
+    format: str | None = None  # wire format id (callscope.engine.formats), None if unknown
     template: str | None = None  # chat template name
     tools: list[dict[str, Any]] | None = None  # the request's OpenAI tools array
     messages: list[dict[str, Any]] | None = None  # the request's messages
@@ -544,7 +544,10 @@ def _number_text(value: int | float) -> str:
 
 def _shown(value: Any, limit: int = 60) -> str:
     """``repr(value)`` cut to ``limit`` characters: an error line stays one short line whatever the file holds."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:  # a value nested deeper than repr() goes (a fuzzed or hostile file)
+        text = f"a {type(value).__name__} nested too deep to show"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -7,7 +7,7 @@ was opened (id, name), arguments were appended, the turn finished. A
 (the vocabulary every pane already draws), judges what every protocol shares
 (markers leaked into content, a call sent atomically, arguments that do not
 parse, an end without its proper finish), and builds the
-:class:`~callscope.engine.analysis.Analysis`. What it assembles is *the call
+:class:`~callscope.engine.analysis.analyzer.Analysis`. What it assembles is *the call
 the stream meant* (a split name joined, a repeated id taken once): client
 profiles (:mod:`.clients`) are compared against it.
 """
@@ -70,10 +70,14 @@ class ClientVerdict:
     arguments: str | None = None
     error: str | None = None  # the exception it raised ("TypeError: ..."), if it did
     matches: bool = False
+    invalid: bool = False  # the library flagged the call unusable (LangChain's invalid_tool_calls, the AI SDK)
 
     def to_json(self) -> dict[str, Any]:
-        return {"profile": self.profile, "id": self.id, "name": self.name, "arguments": self.arguments,
-                "error": self.error, "matches": self.matches}
+        found = {"profile": self.profile, "id": self.id, "name": self.name, "arguments": self.arguments,
+                 "error": self.error, "matches": self.matches}
+        if self.invalid:
+            found["invalid"] = True
+        return found
 
 
 @dataclass(slots=True)

@@ -3,9 +3,10 @@
 What the stream meant is assembled per choice and per tool-call ``index``:
 the first delta of an index opens the call (its ``id``, ``type``,
 ``function.name``), later ``function.arguments`` fragments are concatenated; a
-name split over chunks is joined, and an id or name re-sent on a later chunk
-is taken once (and flagged: clients that concatenate every string field, as
-the official SDK does, build it twice). The contract, each rule with its id
+name split over chunks is joined (and flagged: clients that overwrite the name
+keep its last piece), and an id or name re-sent on a later chunk is taken once
+(and flagged: clients that concatenate every string field, as openai-python's
+stream helper does, build it twice). The contract, each rule with its id
 (:mod:`callscope.engine.core.rules`):
 
 - shape: ``choices``/``delta``/``tool_calls``/``function`` of the wrong JSON
@@ -17,7 +18,8 @@ the official SDK does, build it twice). The contract, each rule with its id
 - tool calls: no ``index`` (``index-missing``); indices not 0, 1, 2... in order
   of first appearance (``index-not-sequential``); a first delta without ``id``,
   ``type`` or ``name`` (``header-incomplete``); ``id-repeated``, ``id-changed``,
-  ``name-repeated`` (a chunk repeating a name already sent), ``index-reused``,
+  ``name-repeated`` (a chunk repeating a name already sent), ``name-fragmented``
+  (a name sent in pieces), ``field-null`` (an explicit null on a later fragment), ``index-reused``,
   ``duplicated-arguments``; the legacy ``delta.function_call`` (recognised, shown
   as the call when no ``tool_calls`` came, judged: ``legacy-function-call``);
 - the end: ``finish_reason`` against what arrived (``finish-reason-mismatch``:
@@ -34,10 +36,12 @@ from typing import Any
 from callscope.engine.analysis.analyzer import StepTime
 from callscope.engine.core import rules
 from callscope.engine.core.json_text import dumps
-from callscope.engine.core.wire import Violation
+from callscope.engine.core.wire import CONTENT, FINISH, REASONING, Violation, WireChunk
 from callscope.engine.streams.assembly import Call, StreamBuilder, clip, is_json
-from callscope.engine.streams.protocol import ProtocolReader, good_index, json_type
+from callscope.engine.streams.reader import ProtocolReader, good_index, json_type
+from callscope.engine.streams.spec import NOT_JSON, NaiveCalls, ProtocolSpec
 from callscope.engine.streams.sse import SseEvent
+from callscope.engine.streams.writer import ProtocolWriter, WrittenCall, sse
 
 PROTOCOL = "chat"
 CHUNK_OBJECT = "chat.completion.chunk"
@@ -50,6 +54,7 @@ class _Choice:
 
     builder: StreamBuilder
     by_index: dict[int, Call] = field(default_factory=dict)
+    role_step: int | None = None  # the first chunk that said role: assistant
     legacy: Call | None = None  # a legacy function_call kept aside (tool_calls came too)
     legacy_step: int | None = None
     legacy_shown: bool = False
@@ -75,6 +80,7 @@ class ChatReader(ProtocolReader):
 
     def event(self, step: int, ms: float | None, silence: float, event: SseEvent) -> None:
         if event.data.strip() == "[DONE]":
+            self.decoded = None
             if self.done_step is None:
                 self.done_step = step
             return
@@ -139,8 +145,11 @@ class ChatReader(ProtocolReader):
 
     def _delta(self, step: int, ms: float | None, silence: float, state: _Choice, delta: dict[str, Any]) -> None:
         builder = state.builder
-        if delta.get("role"):
+        role = delta.get("role")
+        if role:
             builder.role(step, ms)
+            if role == "assistant" and state.role_step is None:
+                state.role_step = step
         reasoning = delta.get("reasoning_content")
         if reasoning is None:
             reasoning = delta.get("reasoning")
@@ -212,6 +221,7 @@ class ChatReader(ProtocolReader):
         if call is None:
             self._open(step, ms, silence, state, wire_index, call_id, name, arguments, entry)
             return
+        self._nulls(step, builder, call, entry)
         if self._reused(step, builder, call, call_id, name, arguments):
             builder.fragment(step, ms, silence, call, arguments, call_id, name)
             return
@@ -268,7 +278,21 @@ class ChatReader(ProtocolReader):
                 call.name_pieces[:] = []
                 builder.name_more(step, ms, call, name)
         else:
+            builder.once(call, rules.NAME_FRAGMENTED, step,
+                         f"function.name arrives in pieces ({so_far!r}, then {name!r}): clients that overwrite the "
+                         f"name keep {name!r}, the AI SDK makes a call of each piece")
             builder.name_more(step, ms, call, name)  # a name split over chunks: its next piece
+
+    def _nulls(self, step: int, builder: StreamBuilder, call: Call, entry: dict[str, Any]) -> None:
+        """``id``, ``type`` or ``function.name`` sent as an explicit null on a later fragment."""
+        function = entry.get("function")
+        nulls = [k for k in ("id", "type") if k in entry and entry[k] is None]
+        if isinstance(function, dict) and "name" in function and function["name"] is None:
+            nulls.append("function.name")
+        if nulls:
+            builder.once(call, rules.FIELD_NULL, step,
+                         f"a later fragment of call {call.slot} sends {', '.join(nulls)} as null instead of leaving "
+                         "it out: openai-python's stream helper takes the null type and fails")
 
     def _call_without_index(self, step: int, builder: StreamBuilder, call_id: str | None) -> Call | None:
         """Which call an index-less delta belongs to, the way lenient clients guess: by id, else the last one."""
@@ -353,6 +377,10 @@ class ChatReader(ProtocolReader):
             found.append(self._legacy_verdict(state))
         reason = builder.finish_reason
         calls = builder.calls
+        if calls and state.role_step is None:
+            found.append(Violation(rules.ROLE_MISSING, calls[0].first.step,
+                                   "no chunk said role 'assistant': openai-node raises 'missing role', LangChain JS "
+                                   "reads the deltas as a generic message and drops every tool call"))
         if reason == "tool_calls" and not calls:
             found.append(Violation(rules.FINISH_REASON_MISMATCH, builder.finish_step.step,
                                    "finish_reason is tool_calls but no tool-call delta was sent"))
@@ -386,3 +414,98 @@ class ChatReader(ProtocolReader):
         return Violation(rules.LEGACY_FUNCTION_CALL, state.legacy_step,
                          f"the deprecated delta.function_call was sent alongside tool_calls {how}; a client reading "
                          "both sees two calls", 0)
+
+
+# ---------------------------------------------------------------- the declaration
+
+
+def _recognise(event: SseEvent, data: Any) -> bool:
+    """``[DONE]``, or an object with ``choices`` or a ``chat.completion*`` ``object``."""
+    if data is NOT_JSON:
+        return event.data.strip() == "[DONE]"
+    return isinstance(data, dict) and ("choices" in data or str(data.get("object", "")).startswith("chat.completion"))
+
+
+def naive_read(obj: dict[str, Any], calls: NaiveCalls, content: dict[int, str]) -> None:
+    """The naive client: ``+=`` on id, name and arguments of every delta, a dict per choice and tool index."""
+    for choice in obj.get("choices") or []:
+        index = choice["index"]
+        delta = choice.get("delta") or {}
+        content[index] = content.get(index, "") + (delta.get("content") or "")
+        mine = calls.setdefault(index, {})
+        for tool in delta.get("tool_calls") or []:
+            call = mine.setdefault(tool["index"], {"id": "", "name": "", "arguments": ""})
+            call["id"] += tool.get("id") or ""
+            function = tool.get("function") or {}
+            call["name"] += function.get("name") or ""
+            call["arguments"] += function.get("arguments") or ""
+
+
+class ChatWriter(ProtocolWriter):
+    """A Chat Completions server: a role chunk, one ``chat.completion.chunk`` per chunk, a finish chunk, ``[DONE]``.
+
+    A call's first delta carries its ``index`` (0, 1, 2...), ``id``, ``type`` and
+    ``function.name``; later ones only ``index`` and ``function.arguments``, as
+    the official API streams them.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._announced: set[int] = set()
+        self._finished = False
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> str:
+        return sse({"id": self.identity.completion_id, "object": CHUNK_OBJECT, "created": self.identity.created,
+                    "model": self.model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    def start(self) -> list[str]:
+        return [self._chunk({"role": "assistant", "content": None})]
+
+    def events(self, chunk: WireChunk, call: WrittenCall | None) -> list[str]:
+        kind = chunk.kind
+        if kind == CONTENT and chunk.text:
+            return [self._chunk({"content": chunk.text})]
+        if kind == REASONING and chunk.text:
+            return [self._chunk({"reasoning_content": chunk.text})]
+        if call is not None:
+            if call.number not in self._announced:
+                self._announced.add(call.number)
+                return [self._chunk({"tool_calls": [{"index": call.number, "id": call.id, "type": "function",
+                                                     "function": {"name": call.name, "arguments": chunk.text}}]})]
+            if chunk.text:
+                return [self._chunk({"tool_calls": [{"index": call.number, "function": {"arguments": chunk.text}}]})]
+            return []
+        if kind == FINISH and not self._finished:
+            self._finished = True
+            return [self._chunk({}, self.final_finish)]
+        return []
+
+    def end(self) -> list[str]:
+        closing = [] if self._finished else [self._chunk({}, self.final_finish)]
+        self._finished = True
+        return closing + [sse("[DONE]")]
+
+    def message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.text or None}
+        if self.reasoning:
+            message["reasoning_content"] = "".join(self.reasoning)
+        if self.calls:
+            message["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.text}}
+                                     for c in self.calls]
+        return {"id": self.identity.completion_id, "object": "chat.completion", "created": self.identity.created,
+                "model": self.model, "choices": [{"index": 0, "message": message, "finish_reason": self.final_finish}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+
+
+SPEC = ProtocolSpec(
+    id=PROTOCOL,
+    label=ChatReader.label,
+    path=ChatReader.path,
+    reader=ChatReader,
+    end_events=("[DONE]",),
+    end_text="a finish chunk or [DONE]",
+    recognise=_recognise,
+    naive=naive_read,
+    writer=ChatWriter,
+    unit="chunk",
+)

@@ -1,23 +1,25 @@
 """A captured stream judged: received lines in, the same Analysis as any other source's out.
 
 Input: the received lines, each stamped with its receive time (live from
-:mod:`engine.capture.client`, read back from a capture trace, or recorded by
+:mod:`callscope.engine.capture.client`, read back from a capture trace, or recorded by
 anything else that kept the lines). They become server-sent events
 (:mod:`.sse`, the WHATWG rules); the events are read by the stream's protocol
 (:mod:`.protocols`: Chat Completions, OpenAI Responses or Anthropic Messages,
 named by the request or recognised from the first events; an unknown one is
-reported as such); at the end, client profiles (:mod:`.clients`: the official
-``openai`` SDK run for real, a naive ``+=`` client) read the same events, and
-each call's verdict says what each of them ended with.
+reported as such); client profiles (:mod:`callscope.engine.streams.clients`: emulations of
+the client libraries people use) read the same events as they arrive, and each call's
+verdict says what each of them ended with.
 
-Output: an :class:`~engine.analysis.Analysis` like any other source's, so the
+Output: an :class:`~callscope.engine.analysis.analyzer.Analysis` like any other source's, so the
 report and the GUI panes need nothing capture-specific: one step per event
 with data (unit ``chunk``), ``chunks`` = what was received, ``parse_events`` =
 what the stream meant (content appended, call opened/named, arguments
 appended), ``terminal`` = the assembled final message. A call
 ``reconstructs`` only if the stream meant a complete call *and* every client
 profile assembled exactly that call. A stream with ``n > 1`` choices gives
-one Analysis per choice (:meth:`CaptureAnalyzer.analyses`). Every rule has its
+one Analysis per choice (:meth:`CaptureAnalyzer.analyses`). A profile that raises on
+the library's own verdict on a well-formed stream (openai-python's ``LengthFinishReasonError``
+on a turn cut by ``max_tokens``) is recorded, but raises no ``client-error``. Every rule has its
 stable id in :mod:`callscope.engine.core.rules`; each protocol module lists its own.
 """
 
@@ -39,9 +41,19 @@ from callscope.engine.streams.assembly import (
     StreamBuilder,
     clip,
 )
-from callscope.engine.streams.clients import AssembledCall, ClientRun, default_profiles, run_profiles
-from callscope.engine.streams.protocol import ProtocolReader
-from callscope.engine.streams.protocols import READERS, detect
+from callscope.engine.streams.clients import (
+    GENERATED_ID,
+    AssembledCall,
+    ClientRun,
+    ProfileRun,
+    default_profiles,
+    feed_all,
+    plain_fragment,
+    start_runs,
+)
+from callscope.engine.streams.protocols import all_protocols, detect, get_protocol
+from callscope.engine.streams.reader import ProtocolReader
+from callscope.engine.streams.spec import NOT_JSON
 from callscope.engine.streams.sse import EVENTS, EventReader, SseEvent, read_events
 
 __all__ = [
@@ -63,7 +75,7 @@ class CaptureAnalyzer:
     """Feed received lines with :meth:`feed_line`; :meth:`analysis` gives the Analysis so far or final.
 
     Incremental so the GUI can show a live capture: it is a
-    :class:`~engine.analysis.live.LiveAnalysis` (:meth:`feed`, :meth:`provisional`,
+    :class:`~callscope.engine.analysis.live.LiveAnalysis` (:meth:`feed`, :meth:`provisional`,
     :meth:`refresh`, :meth:`finish`), driven like a live model run. The command
     line and trace replay feed all lines then finish (:func:`analyze_capture_lines`).
 
@@ -71,7 +83,8 @@ class CaptureAnalyzer:
     recognise it from the events. ``framing``: ``events`` (blank lines end events, as
     received) or ``lines`` (an old recording: one event per ``data:`` line).
     ``clients``: the client profiles to run (default: every default profile).
-    ``expected_choices``: the request's ``n``.
+    ``expected_choices``: the request's ``n``. ``tools``: the names of the tools the request offered
+    (a client that checks names, the AI SDK, marks a call to any other invalid); None when unknown.
     """
 
     def __init__(
@@ -86,9 +99,10 @@ class CaptureAnalyzer:
         framing: str = EVENTS,
         clients: tuple[str, ...] | None = None,
         expected_choices: int = 1,
+        tools: frozenset[str] | None = None,
     ) -> None:
-        if protocol is not None and protocol not in READERS:
-            raise ValueError(f"unknown protocol {protocol!r} (known: {', '.join(READERS)})")
+        if protocol is not None:
+            get_protocol(protocol)  # a ValueError naming the known ones
         self.name = name
         self.path = path
         self.url = url
@@ -97,6 +111,10 @@ class CaptureAnalyzer:
         self.hint = protocol
         self.clients = default_profiles() if clients is None else clients
         self.expected_choices = expected_choices
+        self.tools = tools
+        #: The selected profiles reading the stream as it arrives (made once its protocol is known).
+        self.runs: list[ProfileRun] | None = None
+        self._early: list[tuple[int, SseEvent]] = []  # events before the protocol was recognised
         self.steps: list[StepRecord] = []
         self.events: list[tuple[int, SseEvent]] = []
         self._sse = EventReader(framing)
@@ -140,17 +158,33 @@ class CaptureAnalyzer:
             self._prev_ms = ms
         self.events.append((step, event))
         reader = self._reader_for(event)
-        if reader is not None:
-            reader.event(step, ms, silence, event)
+        if reader is None:
+            self._early.append((step, event))
+            return
+        reader.event(step, ms, silence, event)
+        if event.terminated and self.runs:  # an event the stream left unterminated is dispatched by no client
+            decoded = reader.decoded
+            feed_all(self.runs, step, event, decoded, plain_fragment(decoded) if reader.protocol == "chat" else None)
 
     def _reader_for(self, event: SseEvent) -> ProtocolReader | None:
         if self.reader is None:
             protocol = detect(event, self.hint)
             if protocol is None:
                 return None
-            self.reader = READERS[protocol](self.steps, self.atomic_silence_ms, self.expected_choices)
+            self.reader = get_protocol(protocol).reader(self.steps, self.atomic_silence_ms, self.expected_choices)
             self.reader._choices[0] = self._live
+            self._start_clients(protocol)
         return self.reader
+
+    def _start_clients(self, protocol: str) -> None:
+        """The profiles start reading; the events that came before the protocol was known are theirs too."""
+        self.runs = start_runs(protocol, self.clients, self.tools)
+        for step, event in self._early:
+            if event.terminated:
+                decoded = _decoded(event)
+                for run in self.runs:
+                    run.feed(step, event, decoded)
+        self._early = []
 
     @property
     def protocol(self) -> str:
@@ -241,11 +275,9 @@ class CaptureAnalyzer:
         for call in builder.calls:
             found.extend(builder.call_verdicts(call, skip_json=truncated and call is builder.calls[-1]))
         found.extend(reader.end(builder, choice, truncated))
-        if truncated:
+        if truncated and not cancelled:  # stopped by the user or the client: cut, but not by the server
             missing = reader.missing_end()
-            if cancelled:
-                why = error or "capture stopped by the user"  # a proxy says who stopped it (the client left)
-            elif error:
+            if error:
                 why = error
             elif not self.steps:
                 why = "the server ended the response without sending a single event"
@@ -267,9 +299,13 @@ class CaptureAnalyzer:
         return violations
 
     def _run_clients(self, reader: ProtocolReader) -> list[ClientRun]:
-        """Every selected client profile, on the events a client would dispatch."""
-        served = [(step, event) for step, event in self.events if event.terminated]
-        return run_profiles(reader.protocol, served, self.clients)
+        """What every selected client profile ended with (they read the events as they came)."""
+        last = self._last_served()
+        return [run.result(last) for run in self.runs or ()]
+
+    def _last_served(self) -> int | None:
+        """The step of the last event a client read (a raise at the end of the stream is reported there)."""
+        return next((step for step, event in reversed(self.events) if event.terminated), None)
 
     def _judge(self, reader: ProtocolReader, run: ClientRun, verdicts: dict[int, list[Any]]) -> None:
         """One profile's result against what the stream meant: a verdict per call, violations where they differ."""
@@ -281,8 +317,11 @@ class CaptureAnalyzer:
                 for call in builder.calls:
                     call.clients.append(ClientVerdict(run.profile, error=run.error))
             errors = {v.step for v in verdicts[primary_choice][1:] + self._live.violations if v.rule == rules.STREAM_ERROR}
-            if run.error_step in errors:
-                return  # the client raised on the server's own error event: that is how it should end
+            cut_short = verdicts[primary_choice][0] and run.error_step == self._last_served()
+            if run.error_step in errors or run.deliberate or cut_short:
+                # the client raised on the server's own error event, gave its own verdict on a finish, or said at
+                # the end that the stream was cut short (stream-truncated says so): that is how it should end
+                return
             verdicts[primary_choice].append(Violation(
                 rules.CLIENT_ERROR, run.error_step,
                 f"{run.profile} raised {run.error}" + (f" reading {_chunk_name(reader)} {run.error_step}"
@@ -290,11 +329,13 @@ class CaptureAnalyzer:
             return
         for choice, builder in reader.choices():
             got_calls = run.calls.get(choice, [])
+            cut = verdicts[choice][0]  # the stream ended early: its last call was cut off mid-way
             for call in builder.calls:
                 got = got_calls[call.slot] if call.slot < len(got_calls) else None
                 verdict = _verdict(run.profile, call, got)
                 call.clients.append(verdict)
-                if not verdict.matches:
+                if not verdict.matches and not (cut and call is builder.calls[-1] and _same_header(call, got)):
+                    # (what a client makes of the arguments of a call cut off mid-way is the cut's doing)
                     verdicts[choice].append(Violation(
                         rules.CLIENT_MISMATCH, call.last_fragment.step or call.first.step,
                         f"{run.profile} assembles {_shown(got)}; the stream meant {_shown_call(call)}", call.index))
@@ -314,7 +355,8 @@ class CaptureAnalyzer:
     def _build(self, reader: ProtocolReader, builder: StreamBuilder, choice: int, found: list[Violation],
                truncated: bool, runs: list[ClientRun], error: str | None, cancelled: bool,
                cause: str | None) -> Analysis:
-        ended = any(v.rule in rules.STREAM_ENDERS or v.rule == rules.CLIENT_ERROR for v in found)
+        # a stream cut short (by the server, a client or the user) explains a call that does not reconstruct
+        ended = cancelled or any(v.rule in rules.STREAM_ENDERS or v.rule == rules.CLIENT_ERROR for v in found)
         for call in builder.calls:
             wrong = not builder.usable(call) or not all(v.matches for v in call.clients)
             if wrong and not ended and not any(v.call_index == call.index for v in found):
@@ -335,14 +377,13 @@ class CaptureAnalyzer:
             first = self.events[0][1]
             found.append(Violation(
                 rules.PROTOCOL_UNKNOWN, 1,
-                f"the stream is not Chat Completions, OpenAI Responses or Anthropic Messages: its first event is "
+                f"the stream is not {_labels()}: its first event is "
                 f"{first.type!r} with data {clip(first.data, 60)}; callscope cannot judge it"))
         elif error is None and not cancelled:
             found.append(Violation(rules.STREAM_TRUNCATED, None,
                                    "the server ended the response without sending a single event"))
-        else:
-            why = (error or "capture stopped by the user") if cancelled else error
-            found.append(Violation(rules.STREAM_TRUNCATED, None, f"no event arrived: {why}"))
+        elif not cancelled:  # stopped by the user or the client before anything came: nobody's rule
+            found.append(Violation(rules.STREAM_TRUNCATED, None, f"no event arrived: {error}"))
         truncated = not self.steps or error is not None or cancelled
         return self._live.build(name=self.name, source=self._source(error), identity=self._identity(),
                                 violations=found, final=True, truncated=truncated,
@@ -398,15 +439,34 @@ def _same_arguments(meant: str, got: str | None, parsed: bool) -> bool:
 def _verdict(profile: str, call: Call, got: AssembledCall | None) -> ClientVerdict:
     if got is None:
         return ClientVerdict(profile, error=None, matches=False)
-    matches = ((got.id or "") == (call.id or "") and (got.name or "") == (call.name or "") and not got.not_string
+    same_id = (got.id or "") == (call.id or "") or (got.id == GENERATED_ID and call.id is None)
+    matches = (same_id and (got.name or "") == (call.name or "") and not got.not_string and not got.invalid
                and _same_arguments(call.arguments(), got.arguments, got.parsed))
-    return ClientVerdict(profile, got.id, got.name, got.arguments, None, matches)
+    return ClientVerdict(profile, got.id, got.name, got.arguments, None, matches, invalid=got.invalid)
+
+
+def _same_header(call: Call, got: AssembledCall | None) -> bool:
+    """Whether a client has the call's id and name right (whatever it made of its arguments)."""
+    return got is not None and ((got.id or "") == (call.id or "") or (got.id == GENERATED_ID and call.id is None)) \
+        and (got.name or "") == (call.name or "")
+
+
+def _decoded(event: SseEvent) -> object:
+    """An event's data as a client decodes it (NOT_JSON when it is not JSON)."""
+    if event.data.startswith("[DONE]"):
+        return None
+    try:
+        return loads(event.data)
+    except ValueError:
+        return NOT_JSON
 
 
 def _shown(got: AssembledCall | None) -> str:
     if got is None:
         return "no such call"
-    return f"id {clip(got.id or '', 40)}, name {clip(got.name or '', 60)}, arguments {clip(got.arguments or '', 40)}"
+    flagged = " (flagged invalid)" if got.invalid else " (not a string)" if got.not_string else ""
+    return (f"id {clip(got.id or '', 40)}, name {clip(got.name or '', 60)}, "
+            f"arguments {clip(got.arguments or '', 40)}{flagged}")
 
 
 def _shown_call(call: Call) -> str:
@@ -415,7 +475,13 @@ def _shown_call(call: Call) -> str:
 
 
 def _chunk_name(reader: ProtocolReader) -> str:
-    return "chunk" if reader.protocol == "chat" else "event"
+    return get_protocol(reader.protocol).unit
+
+
+def _labels() -> str:
+    """``Chat Completions, OpenAI Responses or Anthropic Messages``: every protocol callscope reads."""
+    labels = [spec.label for spec in all_protocols()]
+    return ", ".join(labels[:-1]) + " or " + labels[-1] if len(labels) > 1 else labels[0]
 
 
 # ---------------------------------------------------------------- entry points
@@ -463,7 +529,7 @@ def stream_ended(lines: Iterable[tuple[float | None, str]], protocol: str | None
     found = next((p for p in (detect(event, protocol) for event in events) if p is not None), None)
     if found is None:
         return True
-    reader = READERS[found]([])
+    reader = get_protocol(found).reader([])
     for step, event in enumerate(events[-_END_LOOK_BACK:], 1):  # every protocol's end is in its last events
         reader.event(step, event.ms, 0.0, event)
     return reader.finished_properly()
