@@ -42,8 +42,8 @@ from typing import Any
 from callscope.engine.capture.client import stamped
 from callscope.engine.capture.proxy.lines import LineStamper
 from callscope.engine.capture.proxy.turn import Turn
-from callscope.engine.core.lifetime import die_with_parent
 from callscope.engine.capture.redact import Redactor
+from callscope.engine.core.lifetime import die_with_parent
 from callscope.engine.streams.protocols import expected_choices
 
 #: A streamed turn's reads go to the worker when this many bytes are waiting, or when the oldest is this old.
