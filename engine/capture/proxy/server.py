@@ -18,8 +18,11 @@ go upstream as they came and are masked in everything recorded or printed
 (:mod:`callscope.engine.capture.redact`).
 
 A streaming answer (``text/event-stream``) is a turn recorded as a capture
-trace as it arrives and judged at its end like ``callscope capture`` (in a
-worker thread, so the next turn is not held up). The upstream unreachable is a
+trace as it arrives and judged like ``callscope capture`` (:mod:`.judge`: a
+worker thread, or the command line's low-priority worker process, which reads
+the turn while it streams). Forwarding comes first: the relay only queues each
+read; reads are taken in (lines, recording, the judge's copy) in the stream's
+quiet moments (:class:`_Stream`). The upstream unreachable is a
 ``502`` with one line; a client that goes away cancels its upstream request
 (its recording ends ``cancelled``). :meth:`ProxyServer.stop` (Ctrl-C, SIGTERM,
 the window's Stop) closes the listener and ends every open turn with its end
