@@ -166,6 +166,11 @@ class TextSpans:
             if position < position_count and positions[position] == step:
                 ends.append(ends[-1] + size)
                 ends16.append(ends16[-1] + size16)
+                if at - first == 1 and type(events[first][1]) is ArgumentsAppended:  # noqa: E721 - the usual step
+                    event = events[first][1]
+                    self._append_kind(ARGUMENTS, event.index)
+                    chars.step(step, piece, [event])
+                    continue
                 events_here = [event for _, event in events[first:at]] if at > first else []
                 kind, index = classify(events_here)
                 self._append_kind(kind, index, opens_call(events_here))
