@@ -319,13 +319,17 @@ class _Stream:
     handed to the verdict worker) when the stream has been quiet for :attr:`QUIET_S`, when
     the oldest queued read is :attr:`MAX_AGE_S` old, and at the end. A model streaming
     tokens pauses between them all the time, so its lines are taken in as they come; a
-    burst is relayed at the pace of the relay alone, and taken in behind it. Each line
-    keeps the time of the read that brought it, as if taken in at once, and the recorder
-    counts a line's age from that read (a ``kill -9`` still loses at most its 250 ms).
+    burst is relayed at the pace of the relay alone, and taken in behind it, :attr:`SLICE`
+    reads per event-loop turn (a millisecond or two), so the relay runs between slices: a
+    whole 100 ms of a burst taken in at once held the relay for 30 ms, and the client,
+    its socket buffer drained, waited. Each line keeps the time of the read that brought
+    it, as if taken in at once, and the recorder counts a line's age from that read (a
+    ``kill -9`` still loses at most its 250 ms).
     """
 
     QUIET_S = 0.005
     MAX_AGE_S = 0.1
+    SLICE = 4
 
     def __init__(self, turn: Turn, redactor: Redactor, encoding: str | None, recorder: CaptureRecorder | None,
                  sink: Callable[[list[Line]], None] | None) -> None:
@@ -341,6 +345,7 @@ class _Stream:
         self._reads: list[tuple[float, float, bytes]] = []  # (monotonic time, ms since the turn began, bytes)
         self._last_read = 0.0
         self._timer: asyncio.TimerHandle | None = None
+        self._draining: asyncio.Handle | None = None  # the next slice, on the loop's next turn
         # Tens of thousands of (time, line) pairs are kept per turn: no full collection walks them while it streams.
         self._gc_hold = FullCollectionHold()
         self._gc_hold.hold()
@@ -355,8 +360,10 @@ class _Stream:
         reads = self._reads
         reads.append((now, (now - self.turn.started) * 1000.0, data))
         self._last_read = now
+        if self._draining is not None:
+            return  # being taken in, a slice per turn: this read is in the queue
         if now - reads[0][0] >= self.MAX_AGE_S:
-            self.take_in()
+            self._drain()
         elif self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self.QUIET_S, self._tick)
 
@@ -368,7 +375,7 @@ class _Stream:
         quiet = now - self._last_read
         oldest = now - self._reads[0][0]
         if quiet >= self.QUIET_S or oldest >= self.MAX_AGE_S:
-            self.take_in()
+            self._drain()
         else:
             wait = min(self.QUIET_S - quiet, self.MAX_AGE_S - oldest)
             self._timer = asyncio.get_running_loop().call_later(max(0.0, wait), self._tick)
@@ -382,12 +389,28 @@ class _Stream:
             self.take_in()
         return self._done
 
-    def take_in(self) -> None:
-        """Every queued read, in order: decoded, split into stamped lines, recorded, shown, judged."""
+    def _drain(self) -> None:
+        """Take in the next :attr:`SLICE` queued reads now, and the rest a slice per later loop turn."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        reads, self._reads = self._reads, []
+        self._draining = None
+        self._take_reads(self.SLICE)
+        if self._reads:
+            self._draining = asyncio.get_running_loop().call_soon(self._drain)
+
+    def take_in(self) -> None:
+        """Every queued read, in order, now: decoded, split into stamped lines, recorded, shown, judged."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._draining is not None:
+            self._draining.cancel()
+            self._draining = None
+        self._take_reads(len(self._reads))
+
+    def _take_reads(self, count: int) -> None:
+        reads, self._reads = self._reads[:count], self._reads[count:]
         for received, ms, data in reads:
             if self.decoder.error is not None:
                 return
