@@ -375,6 +375,30 @@ class Analyzer:
         return reports
 
 
+@dataclass(frozen=True, slots=True)
+class HeadlineTimes:
+    """The two times every pane quotes (:func:`headline_times`)."""
+
+    #: The shown policy's first tool-call delta (a header or argument fragment; content and reasoning do not count).
+    first_delta: StepTime
+    #: When the atomic baseline sends the call whole (unknown while a live run grows or when a cut stream never ended it).
+    atomic: StepTime
+
+
+def headline_times(analysis: Analysis) -> HeadlineTimes:
+    """The first tool-call delta and the atomic emission of ``analysis``: the headline badge's two times.
+
+    The report, the badge, the client view, presenter mode, the TTFD plot and the
+    compare view all read them here, so they cannot quote different moments (the
+    client view once took the first chunk of reasoning for the first delta). A live
+    analysis whose value has not been refreshed yet is read from its chunks.
+    """
+    first = analysis.ttfd_streaming
+    if first.step is None and analysis.running:
+        first = _first_tool_chunk(analysis.chunks)
+    return HeadlineTimes(first, analysis.ttfd_atomic)
+
+
 def _first_tool_chunk(chunks: list[WireChunk]) -> StepTime:
     for chunk in chunks:
         if chunk.is_tool_call:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from callscope.engine.analysis.analyzer import Analysis, StepTime
+from callscope.engine.analysis.analyzer import Analysis, StepTime, headline_times
 from callscope.engine.core import rules
 from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.core.json_text import loads
@@ -28,7 +28,7 @@ def run_json(analysis: Analysis, include_chunks: bool = False) -> dict[str, Any]
         "reasoning": analysis.terminal.reasoning,
         "finish_reason": analysis.finish_reason,
         "finish_cause": analysis.finish_cause,
-        "ttfd": {"streaming": analysis.ttfd_streaming.to_json(), "atomic": analysis.ttfd_atomic.to_json()},
+        "ttfd": {"streaming": headline_times(analysis).first_delta.to_json(), "atomic": headline_times(analysis).atomic.to_json()},
         "violations": [v.to_json() for v in analysis.violations],
         "truncated": analysis.truncated,
     }
@@ -107,7 +107,8 @@ def ttfd_gain(analysis: Analysis) -> str | None:
     None when either side never sent a tool-call delta (a cancelled stream's baseline never does).
     The CLI, the window and the proxy's turn lines all say it this way.
     """
-    s, a = analysis.ttfd_streaming, analysis.ttfd_atomic
+    times = headline_times(analysis)
+    s, a = times.first_delta, times.atomic
     if s.step is None or a.step is None:
         return None
     if s.ms is not None and a.ms is not None:
@@ -189,9 +190,10 @@ def summary_text(analysis: Analysis) -> str:
         lines.append(f"content: {_clip(analysis.terminal.content)}")
     lines.append(f"finish_reason: {describe_finish(analysis)}")
     gain = ttfd_gain(analysis)
+    times = headline_times(analysis)
     lines.append(
-        f"time to first tool-call delta: {describe_at(analysis.ttfd_streaming, analysis.unit)} {src.policy}"
-        f" vs {describe_at(analysis.ttfd_atomic, analysis.unit)} atomic" + (f", {gain}" if gain else "")
+        f"time to first tool-call delta: {describe_at(times.first_delta, analysis.unit)} {src.policy}"
+        f" vs {describe_at(times.atomic, analysis.unit)} atomic" + (f", {gain}" if gain else "")
     )
     if analysis.violations:
         lines.append(f"violations ({len(analysis.violations)}):")
