@@ -57,6 +57,11 @@ def diff_html(call: CallVerdict) -> str:
 def _diff_html(call: CallVerdict) -> str:
     if call.final is None:
         return f'<span style="color:{theme.BAD}">This call is missing from the terminal parse.</span>'
+    if call.reconstructs and call.cut:
+        return (
+            f'<span style="color:{theme.WARN}">The stream ended while this call was being written: the client has '
+            f"what the server parsed ({len(call.streamed):,} chars), but its arguments stop part-way.</span>"
+        )
     if call.reconstructs:
         return (
             f'<span style="color:{theme.OK}">The streamed arguments reconstruct the terminal parse byte for byte '

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from callscope.engine.core import rules
-from callscope.engine.core.causes import UNFINISHED
+from callscope.engine.core.causes import STOP, UNFINISHED
 from callscope.engine.core.json_text import check
 from callscope.engine.core.parse_model import (
     CallNamed,
@@ -84,6 +84,9 @@ class CallReport:
     name_complete: StepTime
     #: A capture's verdicts by client profile (what each real client assembled for this call), if judged.
     clients: list[dict[str, Any]] = field(default_factory=list)
+    #: The stream ended (cancelled, the token limit, an error) while this call was being written: its
+    #: arguments stop part-way (not whole JSON), so reconstructing it only means both sides hold half a call.
+    cut: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -98,6 +101,8 @@ class CallReport:
         }
         if self.clients:
             out["clients"] = self.clients
+        if self.cut:
+            out["cut"] = True
         return out
 
 
@@ -326,7 +331,7 @@ class Analyzer:
         self._finished = self._analysis(
             terminal_events_from=start,
             terminal=terminal,
-            calls=self._call_reports(terminal),
+            calls=self._call_reports(terminal, cause),
             violations=violations,
             finish_reason=self.policy.finish_reason,
             finish_cause=cause,
@@ -352,7 +357,7 @@ class Analyzer:
             **verdict,
         )
 
-    def _call_reports(self, terminal: Parse) -> list[CallReport]:
+    def _call_reports(self, terminal: Parse, cause: str) -> list[CallReport]:
         first: dict[int, StepTime] = {}
         for chunk in self.policy.chunks:
             if chunk.is_tool_call and chunk.index is not None and chunk.index not in first:
@@ -370,6 +375,7 @@ class Analyzer:
                     reconstructs=final is not None and final.name == name and final.arguments == streamed,
                     first_delta=first.get(index, StepTime()),
                     name_complete=self._named.get(index, StepTime()),
+                    cut=cause != STOP and not _whole_json(final.arguments if final else streamed),
                 )
             )
         return reports
@@ -404,6 +410,15 @@ def _first_tool_chunk(chunks: list[WireChunk]) -> StepTime:
         if chunk.is_tool_call:
             return StepTime(chunk.step, chunk.ms)
     return StepTime()
+
+
+def _whole_json(text: str) -> bool:
+    """``text`` is one whole JSON value (the grammar only, as :func:`_invalid_json_arguments` checks)."""
+    try:
+        check(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _invalid_json_arguments(terminal: Parse, step: int) -> list[Violation]:

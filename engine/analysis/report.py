@@ -178,6 +178,8 @@ def summary_text(analysis: Analysis) -> str:
         lines.append("calls:")
         for call in analysis.calls:
             verdict = "reconstructs" if call.reconstructs else "DOES NOT reconstruct"
+            if call.reconstructs and call.cut:
+                verdict = "cut mid-call (arguments unfinished)"
             lines.append(
                 f"  [{call.index}] {call.name} id={call.id} {verdict}; first delta {describe_at(call.first_delta, analysis.unit)}"
                 f"; {len(call.streamed_arguments)} chars of arguments"
