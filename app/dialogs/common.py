@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from PySide6.QtWidgets import (
@@ -58,7 +59,14 @@ def lay_out_source_dialog(
 
 
 class ToolsEditor(QWidget):
-    """A JSON editor for the request's tools with a preset picker."""
+    """A JSON editor for the request's tools with a preset picker.
+
+    The picker always names what the editor holds: choosing a preset fills the
+    editor, and any text put in the editor (typed, pasted, a last run's tools)
+    selects the preset that holds the same tools, or ``(edited)`` when none does.
+    """
+
+    EDITED = "(edited)"
 
     def __init__(self, default: str | None = "default", parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,6 +75,7 @@ class ToolsEditor(QWidget):
         self.picker.addItem("(none)", "")
         for name, text in self.presets.items():
             self.picker.addItem(name, text)
+        self.picker.addItem(self.EDITED, None)
         self.editor = QPlainTextEdit()
         self.editor.setFont(theme.mono_font(9))
         self.editor.setPlaceholderText('OpenAI tools array, e.g. [{"type": "function", "function": {"name": ...}}]')
@@ -79,12 +88,45 @@ class ToolsEditor(QWidget):
         row.addWidget(self.picker, 1)
         layout.addLayout(row)
         layout.addWidget(self.editor, 1)
-        self.picker.currentIndexChanged.connect(lambda i: self.editor.setPlainText(self.picker.itemData(i) or ""))
+        self.picker.currentIndexChanged.connect(self._preset_chosen)
+        self.editor.textChanged.connect(self._name_the_text)
         if default and default in self.presets:
             self.picker.setCurrentText(default)
 
     def text(self) -> str:
         return self.editor.toPlainText()
+
+    def _preset_chosen(self, index: int) -> None:
+        text = self.picker.itemData(index)
+        if text is not None and text != self.text():  # "(edited)" carries no text: it only names the editor's
+            self.editor.setPlainText(text)
+
+    def _name_the_text(self) -> None:
+        """Select the preset holding the editor's tools (the same JSON, however laid out), else ``(edited)``."""
+        index = _preset_index(self.picker, self.text())
+        if index != self.picker.currentIndex():
+            self.picker.blockSignals(True)
+            try:
+                self.picker.setCurrentIndex(index)
+            finally:
+                self.picker.blockSignals(False)
+
+
+def _preset_index(picker: QComboBox, text: str) -> int:
+    """The picker entry whose text is ``text`` (as JSON, when it parses), else the ``(edited)`` entry."""
+    wanted = _as_json(text)
+    for index in range(picker.count()):
+        preset = picker.itemData(index)
+        if preset is not None and (preset.strip() == text.strip() or (wanted is not None and _as_json(preset) == wanted)):
+            return index
+    return picker.count() - 1
+
+
+def _as_json(text: str) -> object:
+    try:
+        return json.loads(text) if text.strip() else None
+    except ValueError:
+        return None
 
 
 def choose_folder(parent: QWidget, title: str) -> str:
