@@ -215,8 +215,11 @@ class MainWindow(QMainWindow):
         mb = self.menuBar()
         file = mb.addMenu("&File")
         file.setToolTipsVisible(True)  # a disabled entry says why
-        self.open_action = self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a trace or a byte-prefix fixture")
+        self.open_action = self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a recording: a trace, a byte-prefix fixture, an SSE dump, a HAR file or mitmproxy flows")
         self.recent_menu = file.addMenu("Open &recent")
+        from callscope.fixtures_menu import FixturesMenu
+
+        self.fixtures_menu = FixturesMenu(self, file)  # File > Fixtures: the shipped library, by folder
         self.paste_action = self._action(file, "&Paste text…", self.paste_dialog, ["Ctrl+Shift+V"],
                                          "Replay a raw generation")
         self.run_action = self._action(file, "&Run a model…", self.run_dialog, ["Ctrl+R"], "Decode live with a local GGUF model")
@@ -332,16 +335,19 @@ class MainWindow(QMainWindow):
         self.timeline.plot.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def open_path(self, path: str, format_id: str | None = None, policy: str | None = None) -> bool:
-        ok = self.open_source(FileSource(str(path), format_id), policy)
+        from callscope.engine.core.shipped import resolve_recording
+
+        path = resolve_recording(str(path))  # a shipped name (headline_701_tokens) opens as the command line's does
+        ok = self.open_source(FileSource(path, format_id), policy)
         if ok:
             self._remember(str(path))
         return ok
 
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open a recording", str(Path.cwd()), "Recordings (*.jsonl *.txt *.trace);;All files (*)"
-        )
-        if path:
+        from callscope.fixtures_menu import chosen_path, open_dialog
+
+        dialog = open_dialog(self)  # every kind replay reads; a shipped name typed in opens too
+        if dialog.exec() and (path := chosen_path(dialog)):
             self.open_path(path)
 
     def replay_text(self, text: str, format_id: str, tools_text: str = "", unit: str = "char", size: int = 1,
