@@ -36,7 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "tool-call deltas"),
     "proxy": ("proxy", "a recording proxy: forward a client's requests to its server unchanged, record and judge "
               "each stream"),
-    "bench": ("bench", "run a benchmark (parse, template, replay, decode, demo, gui, capture, proxy, cli, all)"),
+    "bench": ("bench", "run a benchmark (parse, template, replay, decode, demo, gui, longline, capture, proxy, cli, all)"),
     "gui": ("gui", "open the inspector window (a trace, a fixture, or a live run of the packaged model)"),
 }
 #: Sub-command modules, in the order `--help` lists them.
