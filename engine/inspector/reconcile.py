@@ -89,7 +89,7 @@ class _Judged(Protocol):
 def calls_badge(calls: Sequence[_Judged]) -> tuple[str, str]:
     """The calls badge and its tone (``ok``, ``warn``, ``bad``, ``neutral``).
 
-    A call cut part-way (:attr:`~engine.analysis.analyzer.CallReport.cut`) is never
+    A call cut part-way (:attr:`~callscope.engine.analysis.analyzer.CallReport.cut`) is never
     a green "reconstructs": the client holds what the server parsed, half a call.
     """
     if not calls:
@@ -163,7 +163,7 @@ class CallVerdict:
     unit: str = "step"  # what first_delta_step counts (token, byte, char)
     #: What each client profile assembled (a capture judged by real clients; empty otherwise).
     clients: list[ClientAssembly] = field(default_factory=list)
-    #: The stream ended while this call was being written (:attr:`~engine.analysis.analyzer.CallReport.cut`).
+    #: The stream ended while this call was being written (:attr:`~callscope.engine.analysis.analyzer.CallReport.cut`).
     cut: bool = False
 
     @property
