@@ -373,11 +373,15 @@ class MainWindow(QMainWindow):
         self.paste_with(PasteDialog(self))
 
     def paste_with(self, dialog: PasteDialog) -> bool:
-        """Run the Paste dialog and replay what it holds (``auto``: the format that finds complete calls)."""
-        if not dialog.exec():
-            return False
-        v = dialog.values()
-        return self.replay_text(v.text, v.format_id, v.tools_text, v.unit, v.size, v.rate, v.thinking)
+        """Run the Paste dialog and replay what it holds (``auto``: the format that finds complete calls).
+
+        A replay that fails (bad tools JSON, a parser error) leaves the dialog open again with
+        the text as it was, so fixing it is one edit, not a second paste."""
+        while dialog.exec():
+            v = dialog.values()
+            if self.replay_text(v.text, v.format_id, v.tools_text, v.unit, v.size, v.rate, v.thinking):
+                return True
+        return False
 
     def _refuse_while_live(self) -> bool:
         """True (and a dialog) while a run or a capture is filling the panes: one live source at a time."""
