@@ -704,11 +704,25 @@ class MainWindow(QMainWindow):
             self.cursor_label.setText(f"{state.analysis.unit} {state.timebase.step(index)}")
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._quit_allowed():
+            event.ignore()
+            return
         self.driver.pause()
         for live in reversed(self._live_sources()):  # a capture cancels its request and waits (bounded) to close
             live.shutdown()
         self.template_view.shutdown()
         super().closeEvent(event)
+
+    def _quit_allowed(self) -> bool:
+        """Closing during a run, a capture or a proxy stops it: ask first (Ctrl+Q was one key from losing a run)."""
+        busy = [live.noun for live in self._live_sources()
+                if live.running or (live is self.proxy.controller and self.proxy.controller.active)]
+        if not busy:
+            return True
+        what = " and ".join(dict.fromkeys(busy))
+        return self.errors.ask(f"Quit during a {what}?",
+                               f"A {what} is in progress. Quitting stops it; what it recorded so far is kept.",
+                               "Quit")
 
     def settle(self) -> None:
         """Deliver pending redraws now (screenshots, tests)."""

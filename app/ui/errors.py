@@ -56,3 +56,16 @@ class ErrorReporter(QObject):
 
     def show_error(self, title: str, message: str) -> None:
         QMessageBox.critical(self.window, title, message)
+
+    def ask(self, title: str, question: str, yes: str) -> bool:
+        """A yes/no question before something that loses work (quitting during a run); No is the default.
+
+        Tests replace it (as :meth:`show_error`) to answer without a modal dialog.
+        """
+        box = QMessageBox(QMessageBox.Icon.Question, title, question, QMessageBox.StandardButton.NoButton, self.window)
+        go = box.addButton(yes, QMessageBox.ButtonRole.AcceptRole)
+        stay = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(stay)
+        box.setEscapeButton(stay)
+        box.exec()
+        return box.clickedButton() is go

@@ -87,3 +87,49 @@ def test_paste_keeps_the_text_when_the_replay_fails(qtbot, tmp_path, monkeypatch
     assert seen[1] == generation  # the dialog came back with the text after the error
     assert [title for title, _ in window.shown_errors] == ["Bad tools JSON"]
     assert window.session.current.calls[0].name == "get_weather"
+
+
+def _quit_with_ctrl_q(window) -> None:
+    """What Ctrl+Q does: the action bound to it (a key click needs the window active, which offscreen it may not be)."""
+    from PySide6.QtGui import QKeySequence
+
+    (quit_action,) = [a for a in window.actions() if QKeySequence("Ctrl+Q") in a.shortcuts()]
+    quit_action.trigger()
+
+
+@pytest.mark.model
+def test_ctrl_q_during_a_run_asks_first(qtbot, tmp_path, monkeypatch):
+    from callscope.dialogs.run import RunValues
+    from callscope.gui_main import live_runs_available
+    from tests.support.gui_helpers import ROOT, make_window
+
+    if not live_runs_available():
+        pytest.skip("the packaged model or llama-cpp-python is not installed")
+    window = make_window(qtbot, tmp_path, monkeypatch)
+    tools = (ROOT / "resources" / "tools" / "default.json").read_text()
+    assert window.start_run(RunValues(None, "auto", "incremental", "Weather in Paris?", tools, "any", 2000, 11))
+    qtbot.waitUntil(lambda: window.runs.tokens_received >= 2, timeout=180000)
+    window.answer = False  # "Cancel": the run goes on
+    _quit_with_ctrl_q(window)
+    assert [title for title, _ in window.asked] == ["Quit during a live run?"]
+    assert window.isVisible() and window.runs.running
+    thread = window.runs.thread
+    window.answer = True
+    _quit_with_ctrl_q(window)
+    assert len(window.asked) == 2 and not window.isVisible() and thread.isFinished()
+
+
+def test_quitting_with_nothing_live_asks_nothing_and_a_proxy_asks(qtbot, tmp_path, monkeypatch, qloop):
+    from callscope.dialogs.proxy import ProxyValues
+    from tests.support.gui_helpers import make_window
+
+    window = make_window(qtbot, tmp_path, monkeypatch)
+    assert window.proxy.start(ProxyValues(listen="127.0.0.1:0", upstream="http://127.0.0.1:9", record_dir=str(tmp_path)))
+    qtbot.waitUntil(lambda: window.proxy.controller.server is not None, timeout=10000)
+    window.answer = False
+    _quit_with_ctrl_q(window)
+    assert window.asked and "proxy" in window.asked[0][0] and window.isVisible()
+    window.proxy.controller.stop()
+    qtbot.waitUntil(lambda: not window.proxy.controller.active, timeout=10000)
+    _quit_with_ctrl_q(window)
+    assert len(window.asked) == 1 and not window.isVisible()
