@@ -579,11 +579,21 @@ class MainWindow(QMainWindow):
         self.session.flush()
         QApplication.processEvents()
 
-    def export_animation(self, path: str, view: str = "client", fps: float = 10.0, speed: float = 1.0) -> int:
-        """The replay from the start as an animation of ``view`` (client | presenter | window); frames written."""
-        from callscope.ui.animation import export_replay
+    def export_animation(self, path: str, view: str = "client", fps: float = 10.0, speed: float = 1.0,
+                         progress=None) -> int:
+        """The replay from the start as an animation of ``view`` (client | presenter | window); frames written.
 
-        return export_replay(self, path, view, fps, speed)
+        ``progress``: ``(done, total) -> go on?`` per frame; None shows a progress dialog with Cancel."""
+        from callscope.ui.animation import dialog_progress, export_replay
+
+        if progress is not None:
+            return export_replay(self, path, view, fps, speed, progress)
+        progress, dialog = dialog_progress(self, path)
+        try:
+            return export_replay(self, path, view, fps, speed, progress)
+        finally:
+            dialog.close()
+            dialog.deleteLater()
 
     def save_trace_dialog(self) -> None:
         if self.session.state is None:
