@@ -162,7 +162,8 @@ class LiveController(QObject, Generic[Item]):
         self.session.grow()
         if self._pending and not self.session.growth_pending:
             self._feed.request()  # nothing to draw (no stream shown): feed on
-        self.progress.emit(self._progress_text())
+        if not self.session.growth_pending:
+            self.progress.emit(self._progress_text())  # else once the panes show it (_after_growth)
 
     def _after_growth(self) -> None:
         """The panes were told about the last feed: the rest of a burst is fed on a later turn.
@@ -170,6 +171,8 @@ class LiveController(QObject, Generic[Item]):
         Feeding and redrawing in the same event-loop turn would add their costs into one stall;
         alternating them keeps each turn to one of the two.
         """
+        if self.analysis is not None and self.analysis.running:
+            self.progress.emit(self._progress_text())  # the status line counts what the panes now show
         if self._pending and self.analyzer is not None:
             self._feed.request(at_least_ms=1)  # a millisecond's gap: input queued meanwhile goes first
 
@@ -178,6 +181,8 @@ class LiveController(QObject, Generic[Item]):
         while self._pending and self.analyzer is not None:
             self._flush()
         self._feed.flush()
+        if self.analyzer is not None:
+            self.progress.emit(self._progress_text())
 
     def _conclude(self, final: Analysis, label: str) -> None:
         """The stream ended: its final analysis replaces the growing one, as a source of its own."""

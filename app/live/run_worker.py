@@ -53,6 +53,9 @@ class RunPlan:
     model_name: str
     extra: dict[str, Any] = field(default_factory=dict)
     thinking: bool = False  # the prompt left the model inside ``<think>``: the parser starts in reasoning
+    #: The run's completion id, created time and model (the worker's recording and final analysis use it):
+    #: the growing analysis shows the chunk ids the finished one will have, not a placeholder.
+    identity: Any = None
 
 
 class RunWorker(QObject):
@@ -107,7 +110,7 @@ class RunWorker(QObject):
         live = LiveRun(model, settings)
         self.prepared.emit(
             RunPlan(live.source_info(), live.plan.format_id, request.tools, request.name, len(live.prompt_tokens), model.info.name,
-                    thinking=live.thinking)
+                    thinking=live.thinking, identity=live.identity)
         )
         result = live.run(self.stop_event, self._on_token)
         self.finished.emit(result)
