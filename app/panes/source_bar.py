@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from callscope.engine.analysis.report import describe_finish, plural
+from callscope.engine.analysis.report import describe_finish, format_why, plural
 from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.inspector.expected import expected_for
 from callscope.engine.inspector.reconcile import calls_badge, finish_badge
@@ -136,7 +136,9 @@ class SourceBar(QFrame):
                 "capture": "capture"}.get(a.source.kind, a.source.kind)
         timing = "timed" if a.timed else "untimed"
         steps = plural(a.step_count, "token") if a.unit == "token" else f"{plural(a.step_count, 'step')} ({a.unit})"
-        self.details.setText(f"{kind} · format {a.source.format or '—'} · {steps} · {timing}")
+        why = format_why(a)  # a live run: why this format (the packaged model's template renders no tools)
+        self.details.setText(f"{kind} · format {a.source.format or '—'} · {steps} · {timing}"
+                             + (f" · {a.source.format}: {why}" if why else ""))
         self._show_about(a)
         if a.running:
             _set_tone(self.finish, "generating…", "info")

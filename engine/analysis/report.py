@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from callscope.engine.analysis.analyzer import Analysis, StepTime, headline_times
@@ -122,6 +123,19 @@ def ttfd_gain(analysis: Analysis) -> str | None:
         return "no gain" if a.step <= s.step else None
     unit = analysis.unit
     return f"{format_ratio(a.step / s.step)} sooner ({plural(a.step - s.step, unit)} earlier)"
+
+
+def format_why(analysis: Analysis) -> str | None:
+    """Why a live run speaks its wire format, in a few words (None when the source did not say).
+
+    The packaged model's chat template renders no tools, so a run of it uses callscope's
+    ``emulated`` format (the tools taught in the prompt): the window says so next to the
+    format, or a user would wonder why a demo shows a format no server sends.
+    """
+    reason = analysis.source.extra.get("format_reason") if analysis.source.kind == "model" else None
+    if not isinstance(reason, str) or not reason:
+        return None
+    return re.sub(r"\s*\(callscope: [\w.-]+\)$", "", reason)
 
 
 #: Source ``extra`` keys that say in words why generation ended: a trace end record's ``detail``, a capture's error.

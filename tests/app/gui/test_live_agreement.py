@@ -55,3 +55,18 @@ def test_a_live_run_shows_one_token_everywhere_and_its_final_chunk_ids(qtbot, tm
     assert len(between) >= 3
     for transport, cursor in between:  # the transport moves with the panes that show the cursor, not before them
         assert transport.startswith(cursor + "  ·") or not cursor, (transport, cursor)
+
+
+def test_the_start_up_demo_says_why_it_runs_in_the_emulated_format(qtbot, tmp_path, monkeypatch):
+    from callscope.gui_main import live_runs_available, start_default_run
+
+    if not live_runs_available():
+        pytest.skip("the packaged model or llama-cpp-python is not installed")
+    window = make_window(qtbot, tmp_path, monkeypatch)
+    assert start_default_run(window)
+    qtbot.waitUntil(lambda: window.runs.tokens_received >= 2, timeout=180000)
+    details = window.source_bar.details.text()
+    window.stop_run()
+    qtbot.waitUntil(lambda: not window.runs.running, timeout=60000)
+    assert "format emulated" in details and "emulated: the model's template has no tool support" in details, details
+    assert "tools are taught in the prompt" in window.source_bar.details.text()  # the finished run says it too
