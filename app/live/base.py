@@ -95,6 +95,8 @@ class LiveController(QObject, Generic[Item]):
         self._gc_hold = FullCollectionHold()  # no full GC pause while the stream grows (see callscope.engine.core.bulk)
         # The next feed waits for the panes to have drawn this one: analysis and redraw never share a turn.
         session.growthShown.connect(self._after_growth)
+        # The status line's count changes in the turn the transport and the cursor's panes change in.
+        session.cursorChanged.connect(self._cursor_shown)
 
     @property
     def running(self) -> bool:
@@ -163,7 +165,12 @@ class LiveController(QObject, Generic[Item]):
         if self._pending and not self.session.growth_pending:
             self._feed.request()  # nothing to draw (no stream shown): feed on
         if not self.session.growth_pending:
-            self.progress.emit(self._progress_text())  # else once the panes show it (_after_growth)
+            self.progress.emit(self._progress_text())  # else with the cursor's panes (_cursor_shown)
+
+    def _cursor_shown(self, _index: int) -> None:
+        if self.received and self.analysis is not None and self.analysis.running and self.session.state is not None \
+                and self.session.state.analysis is self.analysis:
+            self.progress.emit(self._progress_text())
 
     def _after_growth(self) -> None:
         """The panes were told about the last feed: the rest of a burst is fed on a later turn.
@@ -171,8 +178,6 @@ class LiveController(QObject, Generic[Item]):
         Feeding and redrawing in the same event-loop turn would add their costs into one stall;
         alternating them keeps each turn to one of the two.
         """
-        if self.analysis is not None and self.analysis.running:
-            self.progress.emit(self._progress_text())  # the status line counts what the panes now show
         if self._pending and self.analyzer is not None:
             self._feed.request(at_least_ms=1)  # a millisecond's gap: input queued meanwhile goes first
 

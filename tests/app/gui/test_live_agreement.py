@@ -40,6 +40,15 @@ def test_a_live_run_shows_one_token_everywhere_and_its_final_chunk_ids(qtbot, tm
     window.session.growthShown.connect(drawn)
     between: list[tuple[str, str]] = []  # a growth reached the lanes and the text, not yet the cursor's panes
     window.session.grew.connect(lambda _text: between.append((window.playback.position.text(), window.cursor_label.text())))
+    moved: list[tuple[str, str, str, str]] = []  # the turn the cursor's panes moved in: all of them, together
+
+    def cursor_moved(_index: int) -> None:
+        state = window.session.state
+        if state is not None and state.live and state.last:  # something arrived (before it, "starting…")
+            moved.append((window.playback.position.text(), window.cursor_label.text(), window.rate_label.text(),
+                          f"token {state.timebase.step(state.cursor)}"))
+
+    window.session.cursorChanged.connect(cursor_moved)
     qtbot.waitUntil(lambda: not window.runs.running, timeout=180000)
     final = window.session.state.analysis
     assert len(samples) >= 3
@@ -55,6 +64,11 @@ def test_a_live_run_shows_one_token_everywhere_and_its_final_chunk_ids(qtbot, tm
     assert len(between) >= 3
     for transport, cursor in between:  # the transport moves with the panes that show the cursor, not before them
         assert transport.startswith(cursor + "  ·") or not cursor, (transport, cursor)
+    assert len(moved) >= 3
+    for transport, cursor, rate, step in moved:
+        count = re.match(r"([\d,]+) tokens?", rate)
+        assert transport.startswith(step + "  ·") and cursor == step, (transport, cursor, step)
+        assert count and f"token {count.group(1)}" == step, (rate, step)
 
 
 def test_the_start_up_demo_says_why_it_runs_in_the_emulated_format(qtbot, tmp_path, monkeypatch):
