@@ -133,8 +133,8 @@ def format_why(analysis: Analysis) -> str | None:
     format, or a user would wonder why a demo shows a format no server sends.
     """
     reason = analysis.source.extra.get("format_reason") if analysis.source.kind == "model" else None
-    if not isinstance(reason, str) or not reason:
-        return None
+    if not isinstance(reason, str) or not reason or reason.startswith("chosen with"):
+        return None  # the user named the format (callscope.engine.decode.prompting says "chosen with --format")
     return re.sub(r"\s*\(callscope: [\w.-]+\)$", "", reason)
 
 

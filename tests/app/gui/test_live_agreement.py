@@ -84,3 +84,17 @@ def test_the_start_up_demo_says_why_it_runs_in_the_emulated_format(qtbot, tmp_pa
     qtbot.waitUntil(lambda: not window.runs.running, timeout=60000)
     assert "format emulated" in details and "emulated: the model's template has no tool support" in details, details
     assert "tools are taught in the prompt" in window.source_bar.details.text()  # the finished run says it too
+
+
+def test_a_format_the_user_chose_needs_no_reason():
+    from callscope.engine.analysis.analyzer import Analyzer, SourceInfo
+    from callscope.engine.analysis.report import format_why
+    from callscope.engine.formats import make_parser
+
+    def analysis(reason: str):
+        source = SourceInfo("model", "m.gguf", "qwen3_coder", "incremental", {"format_reason": reason})
+        return Analyzer("run", source, "token", True, make_parser("qwen3_coder")).finish()
+
+    assert format_why(analysis("chosen with --format")) is None  # no option name in the window, nothing to explain
+    assert format_why(analysis("the model's template has no tool support, so tools are taught in the prompt "
+                               "(callscope: emulated)")) == "the model's template has no tool support, so tools are taught in the prompt"
