@@ -7,6 +7,8 @@ it. The spans and the dump come from :mod:`callscope.engine.inspector.event_byte
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
@@ -68,6 +70,8 @@ class BytesView(QWidget):
         self._linking = False
         self.row_bytes = ROW_BYTES  # bytes per dump row: 16, or 8 when the dump has no room for 16
         self.highlighted: tuple[int, int] | None = None
+        #: Called when the view comes on screen (its owner fills it then, not while it is hidden).
+        self.on_show: Callable[[], None] | None = None
         self.tree.currentItemChanged.connect(self._field_picked)
         self.dump.cursorPositionChanged.connect(self._byte_picked)
 
@@ -112,6 +116,11 @@ class BytesView(QWidget):
         """16 bytes a row when the dump shows a whole row of them, else 8 (a narrow pane)."""
         room = self.dump.viewport().width() // max(1, self.dump.fontMetrics().horizontalAdvance("0"))
         return ROW_BYTES if room >= row_chars(ROW_BYTES) or not self.dump.isVisible() else ROW_BYTES // 2
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self.on_show is not None:
+            self.on_show()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -67,6 +67,7 @@ class ChunksView(QWidget):
         self.details = details
         self._accumulated_count = 0
         self._bytes_number: int | None = None  # the chunk whose event the bytes tab should show
+        self.bytes.on_show = lambda: self._bytes_number is not None and self._show_bytes(self._bytes_number)
         details.currentChanged.connect(self._detail_shown)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)

@@ -85,3 +85,11 @@ def test_a_model_run_has_no_bytes_tab(qtbot, tmp_path, monkeypatch):
     window = make_window(qtbot, tmp_path, monkeypatch, HEADLINE)
     pane = window.chunks_view
     assert pane.details.indexOf(pane.bytes) < 0 and pane.details.tabText(0) == "Raw chunk JSON"
+
+
+def test_the_bytes_tab_shows_the_cursor_s_event_when_the_window_opens_on_a_capture(qtbot, tmp_path, monkeypatch):
+    """Opened at its end, a capture shows the newest chunk's event at once (it waited for a click)."""
+    window = make_window(qtbot, tmp_path, monkeypatch, _dump(tmp_path))
+    pane = window.chunks_view
+    qtbot.waitUntil(lambda: pane.bytes.current is not None, timeout=5000)
+    assert b'"finish_reason": "tool_calls"' in pane.bytes.current.data
