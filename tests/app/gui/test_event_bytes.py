@@ -88,8 +88,12 @@ def test_a_model_run_has_no_bytes_tab(qtbot, tmp_path, monkeypatch):
 
 
 def test_the_bytes_tab_shows_the_cursor_s_event_when_the_window_opens_on_a_capture(qtbot, tmp_path, monkeypatch):
-    """Opened at its end, a capture shows the newest chunk's event at once (it waited for a click)."""
-    window = make_window(qtbot, tmp_path, monkeypatch, _dump(tmp_path))
+    """Opened while another tab is in front, a capture shows the cursor's event once its tab is (it waited for a click)."""
+    window = make_window(qtbot, tmp_path, monkeypatch)
+    window.tabs.setCurrentWidget(window.ttfd_view)
+    assert window.open_path(str(_dump(tmp_path)))
+    window.session.flush()
     pane = window.chunks_view
+    window.tabs.setCurrentWidget(pane)
     qtbot.waitUntil(lambda: pane.bytes.current is not None, timeout=5000)
     assert b'"finish_reason": "tool_calls"' in pane.bytes.current.data
