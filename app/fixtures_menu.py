@@ -48,6 +48,10 @@ def resolve_typed(path: str, directory: str) -> str:
     return path
 
 
+#: Library folders with a menu of their own (File > Quirks library), left out of File > Fixtures.
+OWN_MENUS = ("quirks",)
+
+
 class FixturesMenu(QObject):
     """File > Fixtures: one submenu per library folder, one entry per shipped recording."""
 
@@ -58,6 +62,8 @@ class FixturesMenu(QObject):
         self.menu.setToolTipsVisible(True)
         self.actions = []
         for folder, entries in by_folder(library()).items():
+            if folder in OWN_MENUS:
+                continue
             target = self.menu
             if folder:
                 about = FOLDERS.get(folder, "")

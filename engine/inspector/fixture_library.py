@@ -23,6 +23,7 @@ FOLDERS: dict[str, str] = {
     "cases": "edge cases a correct parser must get right",
     "formats": "every wire format: one call, and two parallel calls",
     "prefix": "failure classes, recorded as parses (llama.cpp byte-prefix fixtures)",
+    "quirks": "streams real servers send, each as real clients read it",
 }
 #: A trace header is one line; a longer first line is not read for a description.
 _HEADER_LIMIT = 1 << 20
