@@ -16,7 +16,7 @@ from typing import Any
 
 from callscope.engine.core.wire import StreamIdentity, WireChunk
 from callscope.engine.serve.errors import ServeError
-from callscope.engine.serve.sources import Stream
+from callscope.engine.serve.sources import Source, Stream
 from callscope.engine.streams.protocols import get_protocol
 from callscope.engine.streams.writer import ProtocolWriter, final_message, neutral_chunks
 
@@ -114,3 +114,19 @@ def reply_for(stream: Stream, protocol: str, *, atomic: bool = False, model: str
                          f"{spec.label} it would not be the quirk any more): ask {where}", code="protocol_mismatch")
     chunks = stream.atomic if atomic and stream.captured else stream.chunks
     return WrittenReply(stream.name, chunks, spec.writer(stream.identity, model))
+
+
+class RecordingReplier:
+    """A source's streams: the one the request's ``model`` names, else the next."""
+
+    def __init__(self, source: Source, atomic: bool = False) -> None:
+        self.source = source
+        self.atomic = atomic
+        self.label = source.label
+
+    def names(self) -> list[str]:
+        return self.source.names()
+
+    def reply(self, protocol: str, body: dict[str, Any]) -> Reply:
+        model = body.get("model") if isinstance(body.get("model"), str) else None
+        return reply_for(self.source.pick(model), protocol, atomic=self.atomic, model=model)
