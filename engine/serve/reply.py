@@ -108,10 +108,11 @@ def reply_for(stream: Stream, protocol: str, *, atomic: bool = False, model: str
     if stream.captured and not atomic and stream.protocol in (protocol, None):
         return RecordedReply(stream, spec.writer(stream.identity, model))
     if stream.quirk:
-        recorded = get_protocol(stream.protocol).label if stream.protocol else "an unknown protocol's"
+        recorded = get_protocol(stream.protocol).label if stream.protocol else "a protocol callscope does not know"
         where = get_protocol(stream.protocol).path if stream.protocol else "its own endpoint"
-        raise ServeError(400, f"the quirk {stream.name!r} is a {recorded} stream, served only as recorded (said in "
-                         f"{spec.label} it would not be the quirk any more): ask {where}", code="protocol_mismatch")
+        raise ServeError(400, f"the quirk {stream.name!r} was recorded in {recorded} and is served only as recorded "
+                         f"(said in {spec.label} it would not be the quirk any more): ask {where}",
+                         code="protocol_mismatch")
     chunks = stream.atomic if atomic and stream.captured else stream.chunks
     return WrittenReply(stream.name, chunks, spec.writer(stream.identity, model))
 

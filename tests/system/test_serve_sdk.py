@@ -110,3 +110,31 @@ def test_the_sdk_against_the_model_live():
     assert text.choices[0].message.tool_calls is None and text.choices[0].message.content
     assert [o.type for o in response.output] == ["function_call"] and response.output[0].name == "get_weather"
     assert any("chat · 1 call" in line and "0 violations" in line for line in serve.turn_lines()), serve.lines
+
+
+def test_the_sdk_loops_over_the_shipped_quirks_library():
+    """``serve --quirks``: the model list names every quirk; the SDK gets each chat quirk by name (it assembles it or
+    raises, as the real library does), and a quirk asked in another protocol is a clear 400."""
+    from callscope.engine.serve import quirks_folder, serve_quirks
+
+    if not quirks_folder().is_dir():
+        pytest.skip("the quirks library (fixtures/quirks) is not in this checkout yet")
+    replier = serve_quirks()
+    chat = [s.name for s in replier.source.streams if s.protocol == "chat"]
+    with ServeThread(replier, speed=None) as serve:
+        sdk = client(serve.v1)
+        assert [m.id for m in sdk.models.list()] == replier.names()
+        outcomes = {}
+        for name in chat:
+            try:
+                with sdk.chat.completions.stream(model=name, messages=MESSAGES) as stream:
+                    for _ in stream:
+                        pass
+                    outcomes[name] = stream.get_final_completion().choices[0].message.tool_calls
+            except Exception as exc:  # noqa: BLE001 - a real client raising on a quirk is an outcome
+                outcomes[name] = exc
+        with pytest.raises(openai.BadRequestError, match="served only as recorded"):
+            sdk.responses.create(model=chat[0], input="x", stream=True)
+        serve.wait_turns(len(chat) + 2)
+    assert "clean_chat" in outcomes and [c.function.name for c in outcomes["clean_chat"]] == ["get_weather", "get_time"]
+    assert len(outcomes) >= 10
