@@ -37,10 +37,11 @@ $(VENV)/.installed: pyproject.toml | llama
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $@
 
-# The npm packages the tests run, each folder's committed lockfile installed once into ~/.cache/callscope/node/<hash>
-# (scripts/node_clients.sh; node and npm from Debian's packages when missing): the opencode agent `serve` is tested
-# with, and the config folder opencode would otherwise install at run time.
-NODE_FOLDERS = tests/system/agent tests/system/agent/config
+# The npm packages the tests run, each folder's committed lockfile installed with `npm ci` once into a cache folder
+# ~/.cache/callscope/node/<lockfile hash> (scripts/node_clients.sh; node and npm from Debian's packages when missing):
+# the real client libraries of the differential test (tests/system/test_differential.py), the opencode agent
+# `serve` is tested with (tests/system/test_agent.py), and the config folder opencode would otherwise install at run time.
+NODE_FOLDERS = tests/support/node tests/system/agent tests/system/agent/config
 node-clients:
 	@bash scripts/node_clients.sh $(NODE_FOLDERS) >/dev/null
 

@@ -2,11 +2,11 @@
 # The npm packages the tests run (the client libraries of the differential test, the opencode agent), each
 # folder's committed package-lock.json installed once with `npm ci` into
 # ~/.cache/callscope/node/<first 16 hex of the lockfile's sha256>/ (CALLSCOPE_NODE_CACHE overrides the root).
-# Usage: node_clients.sh [FOLDER...] (default: tests/clients/node). Prints each folder it installed into.
+# Usage: node_clients.sh [FOLDER...] (default: tests/support/node, the differential test's client libraries). Prints each folder it installed into.
 # node and npm come from Debian's `nodejs`/`npm` when missing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-[ "$#" -gt 0 ] || set -- tests/clients/node
+[ "$#" -gt 0 ] || set -- tests/support/node
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "Installing Debian's nodejs and npm (the tests run npm client libraries and an agent)" >&2
   SUDO=""
