@@ -162,6 +162,16 @@ def describe_finish(analysis: Analysis) -> str:
     return f"none, {why}" + ("" if why.startswith("generation") else f"; generation ended: {ended}")
 
 
+def thinking_sentence(inferred: dict[str, Any]) -> str:
+    """``--thinking auto``'s inference in one line: what, from which characters, why."""
+    where = (
+        f"{inferred['marker']!r} at characters {inferred['start']}-{inferred['end']}"
+        if inferred.get("marker")
+        else f"no marker in {inferred['end']} characters"
+    )
+    return f"auto, inferred {inferred['inferred']} from {where}: {inferred['reason']}"
+
+
 def summary_text(analysis: Analysis) -> str:
     src = analysis.source
     lines = [
@@ -173,6 +183,9 @@ def summary_text(analysis: Analysis) -> str:
     description = src.extra.get("description")
     if description:
         lines.append(f"  {description}")
+    inferred = src.extra.get("thinking_inferred")
+    if inferred:
+        lines.append(f"thinking: {thinking_sentence(inferred)}")
     if analysis.calls:
         lines.append("calls:")
         for call in analysis.calls:

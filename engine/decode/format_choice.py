@@ -9,14 +9,27 @@ calls look different (GLM's ``<tool_call>NAME<arg_key>...`` holds Hermes's
 template is analysed (:func:`engine.templates.analysis.analyze`) and the format
 derived from it is registered and checked the same way. The first that
 round-trips wins, and the reason says which and why. A template that renders
-no call at all keeps what its signs say: there is nothing to check.
+no call at all keeps what its signs say: there is nothing to check (a template
+that renders no tools either gets the prompt-taught ``emulated`` format).
+
+This is the one detection: ``callscope prompt``, ``run --format auto``,
+``template``, ``replay-text --format auto``, ``capture --template`` and the
+window's Run, Paste and Template panes all call :func:`choose_format`, so one
+template gets one parser everywhere, with one reason.
+
+The choice also says whether the template's generation prompt may leave the
+model inside a reasoning block (:attr:`FormatChoice.may_open_reasoning`: by
+default, or with ``enable_thinking``): ``--thinking auto`` then reads the
+reasoning state from the text (:mod:`callscope.engine.formats._kit.thinking_auto`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from callscope.engine.decode.templates import ChatTemplate, FormatDetection, TemplateCaps, detect_format
+from callscope.engine.decode.templates import ChatTemplate, FormatDetection, TemplateCaps, detect_format, probe_caps
+from callscope.engine.formats import FORMAT_IDS, prompt_opens_reasoning, resolve_thinking
 from callscope.engine.formats.derived import register_derived
 from callscope.engine.templates.analysis import TemplateAnalysis, analyze
 from callscope.engine.templates.roundtrip import RoundTrip, check_turns, round_trip
@@ -35,10 +48,24 @@ class FormatChoice:
     trips: list[RoundTrip] = field(default_factory=list)
     #: The round trips of a dedicated parser that was tried and failed.
     rejected: list[RoundTrip] = field(default_factory=list)
+    #: The generation prompt leaves the model inside reasoning, by default or with ``enable_thinking``.
+    may_open_reasoning: bool = False
 
     @property
     def detection(self) -> FormatDetection:
         return FormatDetection(self.format_id, self.reason)
+
+    def thinking(self, requested: bool | str | None = "auto") -> bool | str:
+        """What to build this format's parser with for ``--thinking requested`` (auto/on/off)."""
+        return resolve_thinking(requested, self.may_open_reasoning)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": self.format_id,
+            "format_reason": self.reason,
+            "derived": self.derived,
+            "may_open_reasoning": self.may_open_reasoning,
+        }
 
 
 def choose_format(
@@ -51,6 +78,28 @@ def choose_format(
 ) -> FormatChoice:
     """The parser for ``template`` (see the module docstring); ``analyse`` runs the analysis even when not needed."""
     render = template.renderer(bos_token, eos_token)
+    choice = _choose(template, caps if caps is not None else probe_caps(template), render, analyse)
+    choice.may_open_reasoning = _may_open_reasoning(render, choice)
+    return choice
+
+
+def _may_open_reasoning(render: Any, choice: FormatChoice) -> bool:
+    """Whether the template's generation prompt (by default, or with ``enable_thinking``) ends inside reasoning."""
+    if any(trip.thinking for trip in choice.trips):
+        return True
+    fmt = choice.format_id if choice.format_id in FORMAT_IDS else None
+    user = [{"role": "user", "content": "Hi"}]
+    for extra in ({}, {"enable_thinking": True}):
+        try:
+            prompt = render(user, None, True, **extra)
+        except Exception:  # noqa: BLE001 - a variant the template refuses opens nothing
+            continue
+        if prompt_opens_reasoning(prompt, fmt):
+            return True
+    return False
+
+
+def _choose(template: ChatTemplate, caps: TemplateCaps, render: Any, analyse: bool) -> FormatChoice:
     sign = detect_format(template.source, caps)
     turns = check_turns(render)
     analysis = analyze(render, template.name) if analyse else None

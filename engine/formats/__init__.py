@@ -33,7 +33,10 @@ from callscope.engine.formats._kit.gbnf import CallsLayout, Envelope
 from callscope.engine.formats._kit.parser import FormatParser
 from callscope.engine.formats._kit.registry import FormatTable, LiveView, UnknownFormat
 from callscope.engine.formats._kit.spec import FormatSpec, Markers, TemplateSign
-from callscope.engine.formats._kit.thinking_auto import AUTO, UndecidedReasoning
+from callscope.engine.formats._kit.thinking_auto import AUTO, UNDECIDED_REASON, ThinkingDecision, UndecidedReasoning
+from callscope.engine.formats._kit.thinking_auto import MODES as THINKING_MODES
+from callscope.engine.formats._kit.thinking_auto import recorded as recorded_thinking
+from callscope.engine.formats._kit.thinking_auto import resolve as resolve_thinking
 
 #: The built-in formats, one line each: the module of ``engine.formats`` named by the format id.
 BUILTIN: tuple[str, ...] = (
@@ -189,7 +192,11 @@ __all__ = [
     "FormatParser",
     "FormatSpec",
     "Markers",
+    "THINKING_MODES",
     "TemplateSign",
+    "ThinkingDecision",
+    "UNDECIDED_REASON",
+    "UndecidedReasoning",
     "UnknownFormat",
     "all_specs",
     "get_spec",
@@ -199,6 +206,8 @@ __all__ = [
     "markers_view",
     "parser_class",
     "prompt_opens_reasoning",
+    "recorded_thinking",
+    "resolve_thinking",
     "reasoning_tags",
     "register_format",
     "registry_generation",

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from callscope.engine.analysis.analyzer import Analysis, Analyzer, SourceInfo
 from callscope.engine.core.parse_model import ParseFailed
 from callscope.engine.core.tools import ToolsError, parse_tools
-from callscope.engine.formats import UnknownFormat, make_parser
+from callscope.engine.formats import UnknownFormat, make_parser, recorded_thinking
 from callscope.engine.inspector.parse_cursor import ParseCursor
 from callscope.engine.policies import UnknownPolicy
 
@@ -68,7 +68,8 @@ class TextSource:
     size: int = 1
     rate: float | None = None
     name: str = "pasted"
-    thinking: bool = False  # the prompt ended inside a reasoning block (``<think>``)
+    #: The prompt ended inside a reasoning block (True), did not (False), or may have ("auto": the text decides).
+    thinking: bool | str = False
 
     @property
     def label(self) -> str:
@@ -146,7 +147,7 @@ def reanalyze(
     info = SourceInfo(analysis.source.kind, analysis.source.path, fmt, policy, extra)
     try:
         if fmt is not None and any(s.data for s in analysis.steps):
-            thinking = bool(analysis.source.extra.get("thinking"))  # the prompt opened a reasoning block
+            thinking = recorded_thinking(analysis.source.extra.get("thinking"))  # the prompt opened (or may have) reasoning
             parser = make_parser(fmt, tools, thinking=thinking)
             analyzer = Analyzer(analysis.name, info, analysis.unit, analysis.timed, parser)
             for record in analysis.steps:

@@ -83,8 +83,11 @@ class TemplateState:
     evidence: list[Span]
     trips: list[TripView]
     render_errors: list[str]
-    #: A generation after this template's prompt starts inside reasoning (the paste's "thinking").
-    thinking: bool = False
+    #: How a generation after this template's prompt starts under ``--thinking auto`` (the paste's):
+    #: "auto" (the prompt may open reasoning: the text decides) or False.
+    thinking: bool | str = False
+    #: The template's generation prompt may leave the model inside a reasoning block.
+    may_open_reasoning: bool = False
     #: The request a live run sends: the round trip's own user message and two tools.
     prompt: str = USER
     tools: list[dict[str, Any]] = field(default_factory=lambda: [dict(t) for t in TOOLS])
@@ -130,7 +133,6 @@ def template_state(path: str) -> TemplateState:
         raise TemplateStateError(str(exc)) from None
     analysis = choice.analysis
     evidence = spans(analysis.generation, analysis.description) if analysis is not None and analysis.generation else []
-    thinking = choice.trips[0].thinking if choice.trips else bool(analysis and analysis.thinking)
     return TemplateState(
         path=str(path),
         template=template,
@@ -141,7 +143,8 @@ def template_state(path: str) -> TemplateState:
         evidence=evidence,
         trips=[trip_view(trip) for trip in choice.trips],
         render_errors=list(analysis.render_errors) if analysis is not None else [],
-        thinking=thinking,
+        thinking=choice.thinking("auto"),
+        may_open_reasoning=choice.may_open_reasoning,
     )
 
 

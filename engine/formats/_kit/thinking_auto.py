@@ -94,6 +94,11 @@ def resolve(requested: bool | str | None, may_open: bool) -> bool | str:
     return mode == ON
 
 
+def recorded(value: Any) -> bool | str:
+    """A source's or trace header's ``thinking`` value as a parser takes it (``"auto"``, else on when truthy)."""
+    return AUTO if value == AUTO else bool(value) and value != OFF
+
+
 class UndecidedReasoning(FormatParser):
     """A format's parser behind the decision of :mod:`this module <engine.formats._kit.thinking_auto>`.
 
@@ -199,5 +204,6 @@ __all__ = [
     "ThinkingDecision",
     "UndecidedReasoning",
     "mode_of",
+    "recorded",
     "resolve",
 ]
