@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from callscope.engine.decode.templates import ChatTemplate, FormatDetection, TemplateCaps, detect_format, probe_caps
-from callscope.engine.formats import FORMAT_IDS, prompt_opens_reasoning, resolve_thinking
+from callscope.engine.formats import FORMAT_IDS, all_specs, prompt_opens_reasoning, resolve_thinking
 from callscope.engine.formats.derived import register_derived
+from callscope.engine.formats.derived.spec import PREFIX as DERIVED_PREFIX
 from callscope.engine.templates.analysis import TemplateAnalysis, analyze
-from callscope.engine.templates.roundtrip import RoundTrip, check_turns, round_trip
+from callscope.engine.templates.roundtrip import RoundTrip, check_turns, may_open_reasoning, round_trip
 
 
 @dataclass(slots=True)
@@ -79,7 +80,7 @@ def choose_format(
     """The parser for ``template`` (see the module docstring); ``analyse`` runs the analysis even when not needed."""
     render = template.renderer(bos_token, eos_token)
     choice = _choose(template, caps if caps is not None else probe_caps(template), render, analyse)
-    choice.may_open_reasoning = _may_open_reasoning(render, choice)
+    choice.may_open_reasoning = choice.may_open_reasoning or _may_open_reasoning(render, choice)
     return choice
 
 
@@ -105,10 +106,17 @@ def _choose(template: ChatTemplate, caps: TemplateCaps, render: Any, analyse: bo
     analysis = analyze(render, template.name) if analyse else None
     if not turns:
         return FormatChoice(sign.format_id, f"{sign.reason}; the template renders no tool call to check", analysis=analysis)
-    trips = [round_trip(turn, sign.format_id) for turn in turns]
+    may_open = may_open_reasoning(turns)
+    thinking = resolve_thinking("auto", may_open)
+
+    def trips_of(format_id: str) -> list[RoundTrip]:
+        return [round_trip(turn, format_id, thinking) for turn in turns]
+
+    trips = trips_of(sign.format_id)
     if all(trip.ok for trip in trips):
         return FormatChoice(
-            sign.format_id, f"{sign.reason}; its parser reads the template's rendered calls back", analysis=analysis, trips=trips
+            sign.format_id, f"{sign.reason}; its parser reads the template's rendered calls back", analysis=analysis,
+            trips=trips, may_open_reasoning=may_open,
         )
     failed = next(trip for trip in trips if not trip.ok)
     why_not = f"{sign.format_id} ({sign.reason}) does not read the template's calls back: {failed.problems[0]}"
@@ -116,29 +124,43 @@ def _choose(template: ChatTemplate, caps: TemplateCaps, render: Any, analyse: bo
     description = analysis.description
     if description is None:
         note = "; ".join(analysis.notes) or "no syntax learnt"
-        return FormatChoice(
-            sign.format_id, f"{why_not}; no format could be derived ({note}), so {sign.format_id} it is", analysis=analysis,
-            trips=trips,
-        )
-    spec = register_derived(description)
-    derived_trips = [round_trip(turn, spec.id) for turn in turns]
-    if all(trip.ok for trip in derived_trips):
-        return FormatChoice(
-            spec.id,
-            f"{why_not}; derived from the template instead ({description.title}, calls opened by "
-            f"{description.opener() or 'a bare JSON object'}), and it reads them back",
-            derived=True,
-            analysis=analysis,
-            trips=derived_trips,
-            rejected=trips,
-        )
-    failed_derived = next(trip for trip in derived_trips if not trip.ok)
+        why_not = f"{why_not}; no format could be derived ({note})"
+    else:
+        spec = register_derived(description)
+        derived_trips = trips_of(spec.id)
+        if all(trip.ok for trip in derived_trips):
+            return FormatChoice(
+                spec.id,
+                f"{why_not}; derived from the template instead ({description.title}, calls opened by "
+                f"{description.opener() or 'a bare JSON object'}), and it reads them back",
+                derived=True,
+                analysis=analysis,
+                trips=derived_trips,
+                rejected=trips,
+                may_open_reasoning=may_open,
+            )
+        failed_derived = next(trip for trip in derived_trips if not trip.ok)
+        why_not = f"{why_not}; the derived {spec.id} does not either ({failed_derived.problems[0]})"
+    for other in _dedicated(sign.format_id):
+        other_trips = trips_of(other)
+        if all(trip.ok for trip in other_trips):
+            return FormatChoice(
+                other,
+                f"{why_not}; {other}'s parser does, though the template shows none of its signs",
+                analysis=analysis,
+                trips=other_trips,
+                rejected=trips,
+                may_open_reasoning=may_open,
+            )
     return FormatChoice(
-        sign.format_id,
-        f"{why_not}; the derived {spec.id} does not either ({failed_derived.problems[0]}), so {sign.format_id} it is",
-        analysis=analysis,
-        trips=trips,
+        sign.format_id, f"{why_not}, and no other parser does, so {sign.format_id} it is", analysis=analysis, trips=trips,
+        may_open_reasoning=may_open,
     )
+
+
+def _dedicated(tried: str) -> list[str]:
+    """The dedicated formats to try when neither the signs' format nor a derived one reads a template's calls back."""
+    return [spec.id for spec in all_specs() if spec.id != tried and not spec.id.startswith(DERIVED_PREFIX)]
 
 
 __all__ = ["FormatChoice", "choose_format"]

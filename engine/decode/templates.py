@@ -234,7 +234,10 @@ class ChatTemplate:
             **copy.deepcopy(extra),
         }
         if "functions" in variables and "tools" not in variables and shaped:
-            context["functions"] = [tool["function"] for tool in shaped]  # the legacy OpenAI ``functions`` shape
+            context["functions"] = Functions(tool["function"] for tool in shaped)  # the legacy OpenAI ``functions``
+        for name, value in _runtime_context().items():  # what llama.cpp puts in every template's context
+            if name in variables and name not in context:
+                context[name] = value
         try:
             return template.render(**context)
         except _Raised as exc:
@@ -244,6 +247,33 @@ class ChatTemplate:
             raise TemplateError(self.name, line, f"{type(exc).__name__}: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - a template can make any Python operation fail
             raise TemplateError(self.name, _template_line(exc), f"{type(exc).__name__}: {exc}") from None
+
+
+class Functions(list):  # type: ignore[type-arg]
+    """The legacy ``functions`` variable: the tools' function objects, which some templates add to a string.
+
+    FireFunction v2 writes ``system_prompt + "\n" + functions``: a list cannot be
+    added to a string, so the string gets the functions as indented JSON.
+    """
+
+    def __radd__(self, other: Any) -> Any:
+        if isinstance(other, str):
+            return other + dumps(list(self), indent=2)
+        return NotImplemented
+
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, str):
+            return dumps(list(self), indent=2) + other
+        return list(self) + other
+
+
+def _runtime_context() -> dict[str, str]:
+    """The ``datetime`` llama.cpp gives every template (FireFunction adds ``Today is`` it to a string).
+
+    Not ``date_string``: templates that read it (Llama 3.1) have their own default, kept so a
+    prompt renders the same every day.
+    """
+    return {"datetime": datetime.now().strftime("%b %d %Y")}
 
 
 def tools_for_template(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:

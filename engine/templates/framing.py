@@ -26,6 +26,7 @@ from callscope.engine.templates.affixes import (
     common_prefix,
     common_suffix,
     first_marker,
+    inside_compound,
     last_marker,
 )
 from callscope.engine.templates.renders import ANSWER, REASONING, Renders
@@ -84,7 +85,7 @@ def _cut_at_marker(body: str, at: int) -> int:
     """The start of the end-of-turn text at or after ``at``, moved forward off a marker it would cut."""
     while 0 < at < len(body) and not (body[at] in "<[" or body[at].isspace() or body[at - 1].isspace()):
         at += 1
-    return at
+    return inside_compound(body, at)
 
 
 def frame(renders: Renders) -> Framing | None:

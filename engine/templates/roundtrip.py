@@ -11,7 +11,10 @@ append-only (no violation of any rule), every call reconstructing byte for
 byte with ``finish_reason`` ``tool_calls``, and no marker in the content.
 
 A template that reads ``enable_thinking`` is checked with it on and off too:
-both prompts must round-trip.
+both prompts must round-trip. The parser is told neither: when the template
+may open a reasoning block it starts undecided (``--thinking auto``) and must
+read the reasoning state from the text, as it does for a pasted generation, and
+the reasoning must come out as reasoning, never as content.
 """
 
 from __future__ import annotations
@@ -154,12 +157,20 @@ def check_turn(render: Renderer, enable_thinking: bool | None) -> CheckTurn | No
     return None
 
 
-def round_trip(turn: CheckTurn, format_id: str) -> RoundTrip:
-    """Feed ``turn`` to ``format_id``'s parser byte by byte and judge what streamed (see the module docstring)."""
+def may_open_reasoning(turns: list[CheckTurn]) -> bool:
+    """Whether any of the template's call turns starts inside reasoning (its prompt opened a block)."""
+    return any(turn.thinking for turn in turns)
+
+
+def round_trip(turn: CheckTurn, format_id: str, thinking: bool | str | None = None) -> RoundTrip:
+    """Feed ``turn`` to ``format_id``'s parser byte by byte and judge what streamed (see the module docstring).
+
+    ``thinking``: how the parser starts (``"auto"``: the text decides); None tells it the truth.
+    """
     expected = [{"name": name, "arguments": args} for name, args in turn.calls]
     result = RoundTrip(format_id, False, turn.generation, turn.thinking, turn.enable_thinking, expected)
     try:
-        parser = make_parser(format_id, TOOLS, thinking=turn.thinking)
+        parser = make_parser(format_id, TOOLS, thinking=turn.thinking if thinking is None else thinking)
         analyzer = Analyzer("round-trip", SourceInfo("text", None, format_id, "incremental"), "byte", False, parser)
         for piece in split_steps(turn.generation, "byte", 1):
             analyzer.feed_bytes(piece)
@@ -182,6 +193,10 @@ def round_trip(turn: CheckTurn, format_id: str) -> RoundTrip:
     leaked = [m for m in get_spec(format_id).markers.leak if m in analysis.terminal.content]
     if leaked:
         problems.append(f"markers in the content: {', '.join(leaked)}")
+    if REASONING_TEXT in analysis.terminal.content:
+        problems.append("the reasoning came out as content")
+    elif REASONING_TEXT in turn.generation and REASONING_TEXT not in analysis.terminal.reasoning:
+        problems.append(f"the reasoning was not read as reasoning: {analysis.terminal.reasoning!r}")
     result.ok = not problems
     return result
 
@@ -193,4 +208,4 @@ def _loaded(arguments: str) -> Any:
         return arguments
 
 
-__all__ = ["CALLS", "TOOLS", "CheckTurn", "RoundTrip", "check_turn", "check_turns", "round_trip"]
+__all__ = ["CALLS", "TOOLS", "CheckTurn", "RoundTrip", "check_turn", "check_turns", "may_open_reasoning", "round_trip"]
