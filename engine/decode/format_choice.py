@@ -33,7 +33,7 @@ from callscope.engine.formats import FORMAT_IDS, all_specs, prompt_opens_reasoni
 from callscope.engine.formats.derived import register_derived
 from callscope.engine.formats.derived.spec import PREFIX as DERIVED_PREFIX
 from callscope.engine.templates.analysis import TemplateAnalysis, analyze
-from callscope.engine.templates.roundtrip import RoundTrip, check_turns, may_open_reasoning, round_trip
+from callscope.engine.templates.roundtrip import SWITCHES, RoundTrip, check_turns, may_open_reasoning, round_trip
 
 
 @dataclass(slots=True)
@@ -90,7 +90,7 @@ def _may_open_reasoning(render: Any, choice: FormatChoice) -> bool:
         return True
     fmt = choice.format_id if choice.format_id in FORMAT_IDS else None
     user = [{"role": "user", "content": "Hi"}]
-    for extra in ({}, {"enable_thinking": True}):
+    for extra in ({}, *({switch: True} for switch in SWITCHES)):
         try:
             prompt = render(user, None, True, **extra)
         except Exception:  # noqa: BLE001 - a variant the template refuses opens nothing

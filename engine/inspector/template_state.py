@@ -150,7 +150,7 @@ def template_state(path: str) -> TemplateState:
 
 def trip_view(trip: RoundTrip) -> TripView:
     """A round trip in words, with the fed text coloured by how the parser read it."""
-    label = "default" if trip.enable_thinking is None else f"enable_thinking={str(trip.enable_thinking).lower()}"
+    label = "default" if trip.enable_thinking is None else f"{trip.switch}={str(trip.enable_thinking).lower()}"
     verdict = "OK" if trip.ok else "FAILED"
     summary = f"{verdict}: {trip.format_id} read {len(trip.calls)} of {len(trip.expected)} calls back"
     return TripView(label, trip.ok, summary, list(trip.problems), read_back(trip))

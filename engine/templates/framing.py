@@ -68,6 +68,9 @@ class Framing:
         shared = len(common_suffix(body, self.turn_tail))
         if shared:
             body = body[: _cut_at_marker(body, len(body) - shared)]
+        stop = self.end_of_turn
+        if stop and body.rstrip().endswith(stop):  # the turn's stop token, spaced differently after a call
+            body = body.rstrip()[: -len(stop)]
         tail = self.prompt_tail
         if tail and body.startswith(tail):
             body = body[len(tail) :]
@@ -107,6 +110,10 @@ def frame(renders: Renders) -> Framing | None:
         # every render of the turn starts with the opener (the template writes it, the prompt ends with it):
         # it belongs to the model's text, not to the header
         start, header = opener, header[: header.rstrip().rfind(opener)]
+    if not end and not start and opener and closing_of(opener) and header.rstrip().endswith(opener):
+        # the prompt ends with a reasoning opener the answers never close (a template that drops reasoning
+        # from its history): the model's text starts inside it and ends it with the opener's closing tag
+        start, end, header = opener, closing_of(opener), header[: header.rstrip().rfind(opener)]
     tail = prompt[len(header) :]
     if not end:
         thinking = renders.prompt_thinking or ""
