@@ -285,7 +285,7 @@ def test_deepseek_parallel_calls():
     text = ds_calls(ds_call("a", '{"x": 1}'), "\n", ds_call("b", '{"y": [2]}')) + "\n\nDone."
     final = check_stream("deepseek_v31", text, markers=DS_MARKERS)
     assert [(c.name, c.arguments) for c in final.calls] == [("a", '{"x": 1}'), ("b", '{"y": [2]}')]
-    assert final.content == "Done."
+    assert final.content == ""  # vLLM's DeepSeek V3.1 parser keeps only the text before the calls
 
 
 def test_deepseek_reasoning_then_call():
