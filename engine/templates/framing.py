@@ -49,6 +49,10 @@ class Framing:
     #: The same with ``enable_thinking`` true / false, when the template reads that switch (None: it does not).
     opens_reasoning_thinking: bool | None = None
     opens_reasoning_no_thinking: bool | None = None
+    #: The end of the generation prompt that a rendered turn writes again at its start: the prompt
+    #: holds it, so the model does not write it (Command R+'s prompt adds a system turn after the
+    #: history and ends with ``<|CHATBOT_TOKEN|>``, which a rendered answer starts with).
+    prompt_holds: str = ""
 
     @property
     def end_of_turn(self) -> str:
@@ -65,6 +69,8 @@ class Framing:
         if not render.startswith(self.header):
             return None
         body = render[len(self.header) :]
+        if self.prompt_holds and body.startswith(self.prompt_holds):
+            body = body[len(self.prompt_holds) :]
         shared = len(common_suffix(body, self.turn_tail))
         if shared:
             body = body[: _cut_at_marker(body, len(body) - shared)]
@@ -121,6 +127,8 @@ def frame(renders: Renders) -> Framing | None:
             (tail, answer[len(header) : at], thinking[len(header) :] if thinking.startswith(header) else "")
         )
 
+    holds = _held_by_prompt(tail, answer[len(header) : at])
+
     def opens(rendered: str | None) -> bool | None:
         if rendered is None or not rendered.startswith(header) or not start:
             return None
@@ -136,7 +144,23 @@ def frame(renders: Renders) -> Framing | None:
         opens_reasoning=bool(opens(prompt)),
         opens_reasoning_thinking=opens(renders.prompt_thinking) if renders.prompt_thinking != prompt else None,
         opens_reasoning_no_thinking=opens(renders.prompt_no_thinking) if renders.prompt_no_thinking != prompt else None,
+        prompt_holds=holds,
     )
+
+
+def _held_by_prompt(tail: str, lead: str) -> str:
+    """The markers the prompt's tail ends with and an answer starts with again ("" when none).
+
+    Only when the prompt adds more than that after the shared header (a system turn of
+    instructions, as Command R+ writes): otherwise the tail is the model's start.
+    """
+    if not tail.strip() or not lead.strip():
+        return ""
+    for size in range(min(len(tail), len(lead)), 0, -1):
+        piece = lead[:size]
+        if tail.endswith(piece) and len(piece) < len(tail) and piece.strip() and last_marker(piece) and piece[0] in "<[":
+            return piece
+    return ""
 
 
 _TAG = re.compile(r"<[^<>\s]{1,40}>|\[[^\[\]\s]{1,40}\]")

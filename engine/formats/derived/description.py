@@ -78,6 +78,9 @@ class FormatDescription:
     opens_reasoning: bool = False
     #: What ends the assistant's turn ("<|im_end|>"): a stop token, never part of a generation.
     end_of_turn: str = ""
+    #: The end of the generation prompt that a model may write again at its start (Command R+'s
+    #: ``<|CHATBOT_TOKEN|>``): dropped there, never content.
+    prompt_holds: str = ""
 
     # ---------------------------------------------------------------- calls
     section_start: str = ""

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from callscope.engine.formats._kit.text_machine import TEXT, THINK, THINK_END, ThinkTextMachine
+from callscope.engine.formats._kit.text_machine import START, TEXT, THINK, THINK_END, ThinkTextMachine
 from callscope.engine.formats.derived.description import FormatDescription
 from callscope.engine.formats.derived.pattern import DONE, FAIL, MORE, Match, Pattern
 
@@ -70,6 +70,8 @@ class Syntax:
     name_suffix: Pattern
     think_open: str
     think_close: str
+    #: The end-of-turn stop token, dropped where it appears in text ("" when it is not special markup).
+    stop: str = ""
 
     @classmethod
     def of(cls, d: FormatDescription) -> Syntax:
@@ -90,7 +92,14 @@ class Syntax:
             name_suffix=Pattern.compile(d.name_suffix),
             think_open=d.reasoning_start.strip() or THINK,
             think_close=d.reasoning_end.strip() or THINK_END,
+            stop=_stop_token(d.end_of_turn.strip(), trigger),
         )
+
+
+def _stop_token(end: str, trigger: str) -> str:
+    """``end`` as a marker to drop from text: special markup only, and never the calls' own trigger."""
+    special = len(end) >= 3 and any(c in end for c in "<>[]|") and end != trigger
+    return end if special else ""
 
 
 class DerivedParser(ThinkTextMachine):
@@ -110,6 +119,7 @@ class DerivedParser(ThinkTextMachine):
         self._bare_open = self._bare
         self._opened = False  # the current call opened (the attempt is committed)
         self._intro_id: str | None = None  # a call id written before the name (``call_start`` holds ``{id}``)
+        self._started = False  # the start's ``prompt_holds`` has been looked for
 
     # ------------------------------------------------------------ ending
 
@@ -124,6 +134,18 @@ class DerivedParser(ThinkTextMachine):
         """End of generation inside a call (or after one): keep what was written; by default drop the rest."""
 
     # ------------------------------------------------------------ text
+
+    def _on_derived_start(self) -> bool:
+        """The generation's start: the end of the prompt written again (``prompt_holds``) is dropped first."""
+        held = self.syntax.description.prompt_holds
+        if held and not self._started:
+            rest = self._buf.lstrip()
+            if not rest or (held.startswith(rest) and rest != held):
+                return False
+            self._started = True
+            if rest.startswith(held):
+                self._buf = rest[len(held) :]
+        return ThinkTextMachine._on_start(self)
 
     def _on_derived_text(self) -> bool:
         if self._bare_open:
@@ -145,6 +167,9 @@ class DerivedParser(ThinkTextMachine):
         return True
 
     def _on_text_marker(self, marker: str) -> None:
+        if marker == self.syntax.stop:  # the turn's stop token in the text (a peer's recorded output): dropped
+            self._skip_ws = True
+            return
         self._pending = marker
         self._opened = False
         self._state = INTRO
@@ -237,6 +262,7 @@ class DerivedParser(ThinkTextMachine):
     #: The handlers of the shared states, for a family's ``_handlers`` table.
     shared_handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
         **ThinkTextMachine.think_handlers,
+        START: _on_derived_start,
         TEXT: _on_derived_text,
         INTRO: _on_intro,
         AFTER_CALL: _on_after_call,
@@ -247,7 +273,7 @@ class DerivedParser(ThinkTextMachine):
 def parser_class(base: type[DerivedParser], description: FormatDescription, name: str) -> type[DerivedParser]:
     """A parser class for ``description``: ``base`` (a family) with its compiled syntax and markers."""
     syntax = Syntax.of(description)
-    markers = tuple(m for m in (syntax.trigger, syntax.think_close) if m)
+    markers = tuple(m for m in (syntax.trigger, syntax.think_close, syntax.stop) if m)
     namespace = {
         "syntax": syntax,
         "_think_open": syntax.think_open,
