@@ -1,4 +1,4 @@
-"""`callscope` command line: one sub-command per module under ``app.commands``.
+"""`callscope` command line: one sub-command per module under ``callscope.commands``.
 
 Never imports Qt: ``callscope replay`` must work on a machine without a display.
 Only ``callscope gui`` (and ``bench gui``) import the Qt layer, lazily.

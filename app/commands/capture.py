@@ -13,7 +13,7 @@ prints the report of what was received (the very report ``callscope replay``
 prints of its recording), keeps the recording, and exits 2 with one line
 saying why. The recording keeps ``--atomic-silence`` and ``--client``, so its
 replay judges the stream the same way. Ctrl-C or SIGTERM stop it the same way, exit 130. The API key and
-URL credentials appear in none of it (:mod:`engine.capture.redact`).
+URL credentials appear in none of it (:mod:`callscope.engine.capture.redact`).
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def _resolve_format(args: argparse.Namespace) -> tuple[str, bool | str]:
     if not args.template:
         return "", resolve_thinking(args.thinking, False)
     from callscope.commands.request import read_template
-    from callscope.engine.decode.format_choice import choose_format
+    from callscope.engine.templates.format_choice import choose_format
 
     template = read_template(args.template)
     choice = choose_format(template)

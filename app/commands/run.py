@@ -1,7 +1,7 @@
 """`callscope run`: generate with a real model, token by token, and report what would have streamed.
 
 With no arguments it is a working demo (``--demo write-file``, see
-:mod:`~engine.decode.demos`): the packaged SmolLM2-135M model, one
+:mod:`~callscope.engine.decode.demos`): the packaged SmolLM2-135M model, one
 ``write_file`` tool, a short prompt, and a grammar that makes the model write a
 real call of about 700 tokens at once, so the first delta leaves 10x or more
 before the atomic emission. ``--demo quick`` is the two-call demo (weather and
@@ -34,11 +34,11 @@ from callscope.commands.request import (  # shared with `callscope prompt`
     read_template,
 )
 from callscope.commands.status import StatusLine
+from callscope.engine.core.errors import DecodeError
+from callscope.engine.core.gguf import ModelInfo
 from callscope.engine.decode.demos import DEFAULT_MAX_STRING, DemoPreset, get_demo
-from callscope.engine.decode.errors import DecodeError
 from callscope.engine.decode.grammar import ANY, OFF, form_choices
 from callscope.engine.decode.loop import SamplerSettings
-from callscope.engine.decode.model import ModelInfo
 from callscope.engine.decode.progress import DecodeProgress
 
 _DEFAULT_SAMPLER = SamplerSettings()

@@ -1,9 +1,9 @@
 """The Capture dialog: URL, protocol, request body (a JSON editor), API-key *variable name*, TLS, read timeout.
 
 It only collects; :func:`request_from_values` validates, raising
-:class:`~engine.capture.request.RequestError` with a one-line message. The
+:class:`~callscope.engine.capture.request.RequestError` with a one-line message. The
 protocol is ``auto`` by default: named by the URL's endpoint path
-(:func:`~engine.capture.request.resolve_endpoint`, as ``callscope capture``
+(:func:`~callscope.engine.capture.request.resolve_endpoint`, as ``callscope capture``
 does), else Chat Completions; the chat-shaped body is converted to the
 protocol's shape, and the default key variable follows the protocol.
 """

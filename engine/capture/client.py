@@ -9,7 +9,7 @@ the bytes received however long a line grows (:class:`LineSplitter`). Failures
 stalled past the read timeout, past the total deadline) end the capture with a
 :class:`CaptureError` and keep every line received before them, including a
 last line cut off before its newline. The API key and URL credentials never
-reach a line, a message or an exception (:mod:`engine.capture.redact`).
+reach a line, a message or an exception (:mod:`callscope.engine.capture.redact`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ input_schema}`` tools, a required ``max_tokens``).
 The API key itself is never held here: only the *name* of the environment
 variable that carries it, read at send time (:func:`auth_headers`). So nothing
 that serialises a :class:`CaptureRequest` (trace headers, reports, logs) can
-leak the key. What a server echoes back is masked by :mod:`engine.capture.redact`.
+leak the key. What a server echoes back is masked by :mod:`callscope.engine.capture.redact`.
 """
 
 from __future__ import annotations

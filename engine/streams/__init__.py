@@ -2,7 +2,7 @@
 
 - :mod:`.sse`: server-sent events from recorded lines, as the WHATWG spec reads them;
 - :mod:`.protocols`: Chat Completions (:mod:`.chat`), OpenAI Responses (:mod:`.responses`) and
-  Anthropic Messages (:mod:`.anthropic`), each a :class:`~.protocol.ProtocolReader`, and how to tell them apart;
+  Anthropic Messages (:mod:`.anthropic`), each a :class:`~.reader.ProtocolReader`, and how to tell them apart;
 - :mod:`.assembly`: what a stream means, and the Analysis built from it;
 - :mod:`.clients`: client profiles (the official openai SDK run for real, a naive ``+=`` client);
 - :mod:`.conformance`: :class:`~.conformance.CaptureAnalyzer`, the live analysis that ties them together.

@@ -36,7 +36,7 @@ from callscope.engine.core import rules
 from callscope.engine.core.json_text import dumps
 from callscope.engine.core.wire import Violation
 from callscope.engine.streams.assembly import Call, StreamBuilder, clip, is_json
-from callscope.engine.streams.protocol import ProtocolReader, good_index, json_type
+from callscope.engine.streams.reader import ProtocolReader, good_index, json_type
 from callscope.engine.streams.sse import SseEvent
 
 PROTOCOL = "chat"

@@ -1,7 +1,7 @@
 """A captured stream judged: received lines in, the same Analysis as any other source's out.
 
 Input: the received lines, each stamped with its receive time (live from
-:mod:`engine.capture.client`, read back from a capture trace, or recorded by
+:mod:`callscope.engine.capture.client`, read back from a capture trace, or recorded by
 anything else that kept the lines). They become server-sent events
 (:mod:`.sse`, the WHATWG rules); the events are read by the stream's protocol
 (:mod:`.protocols`: Chat Completions, OpenAI Responses or Anthropic Messages,
@@ -10,7 +10,7 @@ reported as such); at the end, client profiles (:mod:`.clients`: the official
 ``openai`` SDK run for real, a naive ``+=`` client) read the same events, and
 each call's verdict says what each of them ended with.
 
-Output: an :class:`~engine.analysis.Analysis` like any other source's, so the
+Output: an :class:`~callscope.engine.analysis.analyzer.Analysis` like any other source's, so the
 report and the GUI panes need nothing capture-specific: one step per event
 with data (unit ``chunk``), ``chunks`` = what was received, ``parse_events`` =
 what the stream meant (content appended, call opened/named, arguments
@@ -40,8 +40,8 @@ from callscope.engine.streams.assembly import (
     clip,
 )
 from callscope.engine.streams.clients import AssembledCall, ClientRun, default_profiles, run_profiles
-from callscope.engine.streams.protocol import ProtocolReader
 from callscope.engine.streams.protocols import READERS, detect
+from callscope.engine.streams.reader import ProtocolReader
 from callscope.engine.streams.sse import EVENTS, EventReader, SseEvent, read_events
 
 __all__ = [
@@ -63,7 +63,7 @@ class CaptureAnalyzer:
     """Feed received lines with :meth:`feed_line`; :meth:`analysis` gives the Analysis so far or final.
 
     Incremental so the GUI can show a live capture: it is a
-    :class:`~engine.analysis.live.LiveAnalysis` (:meth:`feed`, :meth:`provisional`,
+    :class:`~callscope.engine.analysis.live.LiveAnalysis` (:meth:`feed`, :meth:`provisional`,
     :meth:`refresh`, :meth:`finish`), driven like a live model run. The command
     line and trace replay feed all lines then finish (:func:`analyze_capture_lines`).
 

@@ -15,7 +15,7 @@ from typing import Any
 from callscope.engine.core.json_text import loads
 from callscope.engine.streams.anthropic import AnthropicReader
 from callscope.engine.streams.chat import ChatReader
-from callscope.engine.streams.protocol import ProtocolReader
+from callscope.engine.streams.reader import ProtocolReader
 from callscope.engine.streams.responses import ResponsesReader
 from callscope.engine.streams.sse import SseEvent
 

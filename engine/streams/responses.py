@@ -22,7 +22,7 @@ from typing import Any
 from callscope.engine.core import rules
 from callscope.engine.core.wire import Violation
 from callscope.engine.streams.assembly import Call, StreamBuilder, clip, is_json
-from callscope.engine.streams.protocol import ProtocolReader, good_index
+from callscope.engine.streams.reader import ProtocolReader, good_index
 from callscope.engine.streams.sse import SseEvent
 
 PROTOCOL = "responses"
