@@ -100,7 +100,7 @@ def recorded(value: Any) -> bool | str:
 
 
 class UndecidedReasoning(FormatParser):
-    """A format's parser behind the decision of :mod:`this module <engine.formats._kit.thinking_auto>`.
+    """A format's parser behind the decision of :mod:`this module <callscope.engine.formats._kit.thinking_auto>`.
 
     ``build(thinking)`` makes the format's parser; ``closers`` decide *on*,
     ``deciders`` (the reasoning opener and the format's markup) decide *off*.

@@ -31,7 +31,7 @@ def test_paste_and_run_dialogs_return_what_was_entered(qtbot):
     assert paste.thinking.currentText() == "auto" and v.thinking is False  # no template: nothing opened reasoning
     paste.thinking.setCurrentText("on")
     assert paste.thinking.isEnabled() and paste.values().thinking is True
-    paste.format.setCurrentText("mistral")  # no reasoning block in this format: the picker is greyed and ignored
+    paste.format.setCurrentText("llama3_json")  # no reasoning block in this format: the picker is greyed and ignored
     assert not paste.thinking.isEnabled() and not paste.values().thinking
     from_template = PasteDialog(None, "qwen3_coder", "auto", may_open=True)  # the Template pane's, for Qwen3.5
     qtbot.addWidget(from_template)
