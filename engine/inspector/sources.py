@@ -46,10 +46,17 @@ class FileSource:
         return Path(self.path).name
 
     def analyses(self, policy: str, format_id: str | None = None) -> list[Analysis]:
-        from callscope.engine.recordings.replay import load_analyses
+        from callscope.engine.recordings.replay import analyze_recording, load_recording
+        from callscope.engine.templates.recorded import recorded_format
 
         try:
-            found = load_analyses(self.path, policy, format_id or self.format_id)
+            recording = load_recording(self.path)
+            chosen = format_id or self.format_id
+            trace = recording.trace
+            if trace is not None and trace.steps and chosen in (None, "auto"):
+                # a format derived from the template the trace names is derived again; auto: its parser
+                chosen, _ = recorded_format(trace.header.format, trace.header.template, chosen)
+            found = analyze_recording(recording, policy, chosen)
         except (ValueError, OSError) as exc:  # TraceError, FixtureError, UnknownFormat, UnknownPolicy are ValueErrors
             raise SourceError(str(exc)) from None
         if not found:
