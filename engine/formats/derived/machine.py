@@ -120,8 +120,22 @@ class DerivedParser(ThinkTextMachine):
         self._opened = False  # the current call opened (the attempt is committed)
         self._intro_id: str | None = None  # a call id written before the name (``call_start`` holds ``{id}``)
         self._started = False  # the start's ``prompt_holds`` has been looked for
+        self._dropped_holds = False  # ... and dropped: the layout after it is dropped too
+        d = self.syntax.description
+        opener = d.section_start if d.section_start.strip() else d.call_start
+        #: The opener starts with a space on its own line (FireFunction's `` functools[``): content's trailing
+        #: spaces are held, and dropped when the opener follows (they are the opener's), as llama.cpp reads it.
+        #: (A newline before an opener stays content's, as peers keep it.)
+        self._eats_space = opener[:1] in (" ", "\t")
+        self._space = ""  # content's trailing whitespace, held
+        self._space_at_trigger = ""  # what was held when the trigger came (given back if it is no call)
 
     # ------------------------------------------------------------ ending
+
+    def _finish(self) -> None:
+        if self._space and self._state == TEXT:
+            self._buf, self._space = self._space + self._buf, ""
+        super()._finish()
 
     def _finish_in(self, state: str, buf: str) -> None:
         if not self._opened and self._pending:
@@ -145,12 +159,38 @@ class DerivedParser(ThinkTextMachine):
             self._started = True
             if rest.startswith(held):
                 self._buf = rest[len(held) :]
-        return ThinkTextMachine._on_start(self)
+                self._dropped_holds = True
+        progressed = ThinkTextMachine._on_start(self)
+        if self._state != START:
+            # layout at the very start (a template's newline before its calls, or after the header the
+            # prompt holds) is not content
+            self._dropped_holds = False
+            self._skip_ws = True
+        return progressed
 
     def _on_derived_text(self) -> bool:
         if self._bare_open:
             return self._bare_start()
-        return ThinkTextMachine._on_text(self)
+        if not self._eats_space:
+            return ThinkTextMachine._on_text(self)
+        marker = self._scan(self._text_markers, self._say_text)
+        if marker is None:
+            return False
+        if marker == self._think_close:
+            self._space = ""
+            self._skip_ws = True
+        else:
+            self._on_text_marker(marker)
+        return True
+
+    def _say_text(self, text: str) -> None:
+        """Content before a call opener that starts with whitespace: its trailing whitespace waits."""
+        body = text.rstrip()
+        if body:
+            self._say_content(self._space + body)
+            self._space = text[len(body) :]
+        else:
+            self._space += text
 
     def _bare_start(self) -> bool:
         """Bare JSON: the text is a call attempt only if it starts (after whitespace) with ``{`` or ``[``."""
@@ -169,7 +209,9 @@ class DerivedParser(ThinkTextMachine):
     def _on_text_marker(self, marker: str) -> None:
         if marker == self.syntax.stop:  # the turn's stop token in the text (a peer's recorded output): dropped
             self._skip_ws = True
+            self._space = ""
             return
+        self._space_at_trigger, self._space = self._space, ""
         self._pending = marker
         self._opened = False
         self._state = INTRO
@@ -238,7 +280,8 @@ class DerivedParser(ThinkTextMachine):
         held, trigger = self._pending, self.syntax.trigger
         self._pending = ""
         if trigger and held.startswith(trigger):
-            self._say_content(trigger)
+            self._say_content(self._space_at_trigger + trigger)
+            self._space_at_trigger = ""
             self._buf = held[len(trigger) :] + self._buf
         else:  # a bare attempt: all of it is content, and so is what follows
             self._say_content(held + self._buf)
