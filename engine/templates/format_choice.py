@@ -163,4 +163,27 @@ def _dedicated(tried: str) -> list[str]:
     return [spec.id for spec in all_specs() if spec.id != tried and not spec.id.startswith(DERIVED_PREFIX)]
 
 
-__all__ = ["FormatChoice", "choose_format"]
+def read_with(choice: FormatChoice, text: str, tools: list[dict[str, Any]] | None, thinking: str = "auto") -> dict[str, Any]:
+    """``text`` (what a server sent as content) read with the template's parser: what it holds, as plain data.
+
+    ``capture --template`` reports it: tool calls or reasoning a server left in its content.
+    """
+    from callscope.engine.formats import make_parser
+
+    parser = make_parser(choice.format_id, tools, choice.thinking(thinking))
+    parser.feed(text)
+    parser.finish()
+    parse = parser.snapshot()
+    out: dict[str, Any] = {
+        **choice.to_json(),
+        "calls": [{"name": c.name, "arguments": c.arguments} for c in parse.calls],
+        "reasoning": parse.reasoning,
+        "content": parse.content,
+    }
+    decision = getattr(parser, "decision", None)
+    if decision is not None:
+        out["thinking_inferred"] = decision.to_json()
+    return out
+
+
+__all__ = ["FormatChoice", "choose_format", "read_with"]
