@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from callscope.engine.formats import get_spec, make_parser
-from callscope.engine.templates.families import FAMILIES, family
+from callscope.engine.templates.families import FAMILIES
 from callscope.engine.templates.format_choice import choose_format
 from callscope.engine.templates.roundtrip import check_turns
 from tests.support.format_harness import check_stream, split_property
