@@ -98,6 +98,8 @@ def _trace_format(recording: Recording, requested: str | None) -> tuple[str | No
             raise TraceError(f"{recording.path}: --format auto reads a trace's chat template; this {recording.kind} "
                              "holds none")
         return requested, ""
+    if requested != "auto" and (requested is not None or trace.header.format in (*FORMAT_IDS, None)):
+        return requested, ""  # nothing to derive: no template is read (replay stays free of Jinja)
     from callscope.engine.templates.recorded import RecordedFormatError, recorded_format
 
     try:

@@ -28,6 +28,13 @@ class SourceError(Exception):
     """A source that cannot be analysed; the message is shown to the user as is."""
 
 
+def known(trace: Any) -> bool:
+    """The trace's format is registered (no template needs reading to replay it)."""
+    from callscope.engine.formats import FORMAT_IDS
+
+    return trace.header.format is None or trace.header.format in FORMAT_IDS
+
+
 class Source(Protocol):
     label: str
 
@@ -53,7 +60,7 @@ class FileSource:
             recording = load_recording(self.path)
             chosen = format_id or self.format_id
             trace = recording.trace
-            if trace is not None and trace.steps and chosen in (None, "auto"):
+            if trace is not None and trace.steps and (chosen == "auto" or chosen is None and not known(trace)):
                 # a format derived from the template the trace names is derived again; auto: its parser
                 chosen, _ = recorded_format(trace.header.format, trace.header.template, chosen)
             found = analyze_recording(recording, policy, chosen)
