@@ -93,6 +93,15 @@ class TemplateState:
     tools: list[dict[str, Any]] = field(default_factory=lambda: [dict(t) for t in TOOLS])
 
     @property
+    def thinking_line(self) -> str:
+        """How a generation after this template's prompt is read: the reasoning state, in one sentence."""
+        if self.may_open_reasoning:
+            return ("thinking: auto. The prompt may open a reasoning block (by default or with its thinking switch), "
+                    "so a pasted or live generation is read undecided until the text shows it: a reasoning closer "
+                    "first means thinking was on, a tool call or other markup first means it was off")
+        return "thinking: off. The prompt never opens a reasoning block; a generation opens one itself if it reasons"
+
+    @property
     def parser_kind(self) -> str:
         return "derived from the template" if self.derived else "dedicated parser"
 
