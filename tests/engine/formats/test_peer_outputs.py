@@ -80,6 +80,9 @@ CASES = [
          "<parameter=mode>\nw\n</parameter>\n</function>\n</tool_call>",
          [("write", {"body": "<p>x</parameter> is not the end", "mode": "w"})], "",
          [fn("write", body="string", mode="string")]),
+    Case("qwen3_coder", VLLM + "test_qwen3coder_tool_parser.py: the opening <tool_call> skipped",
+         "I'll check.\n<function=get_weather>\n<parameter=city>\nNice\n</parameter>\n</function>\n</tool_call>",
+         [("get_weather", {"city": "Nice"})], "I'll check.\n", DAYS),
     Case("qwen3_coder", VLLM + "test_qwen3coder_tool_parser.py: Python literals", "<tool_call>\n<function=get_weather>"
          "\n<parameter=metric>\nFalse\n</parameter>\n<parameter=hours>\nNone\n</parameter>\n</function>\n</tool_call>",
          [("get_weather", {"metric": False, "hours": None})], "", DAYS),
