@@ -21,7 +21,7 @@ from callscope.engine.core.shipped import resource
 from callscope.engine.templates.families import FAMILIES
 from tests.support.schema import validate_report
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.usefixtures("forget_derived")]
 WEATHER = resource("tools", "weather.json")
 
 

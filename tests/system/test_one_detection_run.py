@@ -18,7 +18,7 @@ from callscope.engine.templates.format_choice import choose_format
 from tests.engine.templates.test_one_detection import TEMPLATES, _id
 from tests.support.paths import ROOT
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.usefixtures("forget_derived")]
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from callscope.engine.formats import get_spec, make_parser
-from callscope.engine.templates.families import FAMILIES
+from callscope.engine.templates.families import FAMILIES, family
 from callscope.engine.templates.format_choice import choose_format
 from callscope.engine.templates.roundtrip import check_turns
 from tests.support.format_harness import check_stream, split_property
@@ -32,9 +32,13 @@ VLLM = "vLLM tests/tool_parsers/"
 SGLANG = "SGLang test/srt/test_function_call_parser.py"
 LLAMACPP = "llama.cpp tests/test-chat.cpp"
 
-#: The parser --format auto picks for each family's template (derived ones are registered by the choice).
-CHOICES = {f.name: choose_format(f.template()) for f in FAMILIES}
-FORMAT = {name: choice.format_id for name, choice in CHOICES.items()}
+pytestmark = pytest.mark.usefixtures("forget_derived")
+
+
+def chosen(name: str):
+    """The choice --format auto makes for the family's template, made now (it registers a derived format,
+    which ``forget_derived`` unregisters after the test: other tests list every format)."""
+    return choose_format(family(name).template())
 
 
 def fn(name: str, **props: Any) -> dict[str, Any]:
@@ -167,9 +171,10 @@ def test_every_family_has_peer_cases():
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_peers_cases_parse_as_they_expect(case):
-    format_id = FORMAT[case.family]
+    choice = chosen(case.family)
+    format_id = choice.format_id
     if case.thinking == "auto":
-        final = read(format_id, case.text, case.tools, CHOICES[case.family].thinking("auto"))
+        final = read(format_id, case.text, case.tools, choice.thinking("auto"))
     else:
         markers = tuple(m for m in get_spec(format_id).markers.leak if m not in case.text.split("</think>")[0])
         final = check_stream(format_id, case.text, tools=case.tools, markers=markers)
@@ -196,13 +201,13 @@ SWITCHED = [f for f in FAMILIES if f.switch]
 
 def test_the_families_with_a_switch_open_reasoning_by_default():
     assert {f.name for f in SWITCHED} == {"name_tags", "shared_closer"}
-    assert all(CHOICES[f.name].may_open_reasoning for f in SWITCHED)
+    assert all(chosen(f.name).may_open_reasoning for f in SWITCHED)
 
 
 @pytest.mark.parametrize("fam", SWITCHED, ids=lambda f: f.name)
 def test_outputs_with_thinking_on_and_off_parse_from_the_template_alone(fam):
     """The template's own call turn with the switch on and off: the parser is told neither (auto)."""
-    choice = CHOICES[fam.name]
+    choice = chosen(fam.name)
     turns = {turn.enable_thinking: turn for turn in check_turns(fam.template().renderer())
              if turn.switch == fam.switch or turn.enable_thinking is None}
     on, off = turns[None], turns[False]  # the default is on
@@ -218,7 +223,7 @@ def test_outputs_with_thinking_on_and_off_parse_from_the_template_alone(fam):
 @pytest.mark.parametrize("fam", SWITCHED, ids=lambda f: f.name)
 def test_plain_content_with_thinking_off_is_content(fam):
     """Thinking off and no call: the generation ends undecided, so it was content."""
-    choice = CHOICES[fam.name]
+    choice = chosen(fam.name)
     final = read(choice.format_id, "Paris is sunny today.", None, choice.thinking("auto"))
     assert (final.content, final.reasoning, final.calls) == ("Paris is sunny today.", "", ())
 
@@ -229,10 +234,9 @@ WEATHER = ("get_weather", {"city": "Paris", "days": 3})
 READ = ("read_file", {"path": "/tmp/notes.txt"})
 
 
-def samples(name: str) -> list[str]:
-    write = get_spec(FORMAT[name]).write
-    return [write([WEATHER], "Let me check.", ""), write([WEATHER, READ], "", ""), write([READ], "", "")]
-
-
-for _fam in FAMILIES:
-    globals()[f"test_{_fam.name}_random_splits"] = split_property(FORMAT[_fam.name], samples(_fam.name), TOOLS, 40)
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
+def test_random_splits_keep_every_rule(fam):
+    format_id = chosen(fam.name).format_id
+    write = get_spec(format_id).write
+    samples = [write([WEATHER], "Let me check.", ""), write([WEATHER, READ], "", ""), write([READ], "", "")]
+    split_property(format_id, samples, TOOLS, 40)()

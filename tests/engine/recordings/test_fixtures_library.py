@@ -20,6 +20,8 @@ from callscope.engine.templates.recorded import recorded_format
 from tests.support.paths import ROOT
 from tests.support.schema import validate_report
 
+pytestmark = pytest.mark.usefixtures("forget_derived")  # derived formats are forgotten after each test
+
 FIXTURES = ROOT / "fixtures"
 FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".txt"))
 

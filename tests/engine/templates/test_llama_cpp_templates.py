@@ -24,6 +24,8 @@ import pytest
 from callscope.engine.templates.chat import ChatTemplate
 from callscope.engine.templates.format_choice import choose_format
 
+pytestmark = pytest.mark.usefixtures("forget_derived")  # derived formats are forgotten after each test
+
 MIRROR = Path(os.environ.get(
     "CALLSCOPE_LLAMA_MIRROR", "/work/.mirror/erm14254+llama.cpp-minimax-m3-combined/repo"))
 FOLDER = "models/templates/"

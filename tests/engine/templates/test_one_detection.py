@@ -23,6 +23,8 @@ from callscope.engine.templates.chat import load_template_file
 from callscope.engine.templates.format_choice import choose_format
 from tests.support.paths import ROOT
 
+pytestmark = pytest.mark.usefixtures("forget_derived")  # derived formats are forgotten after each test
+
 SHIPPED = sorted(Path(str(resource("templates"))).rglob("*.jinja"))
 TESTS = sorted(p for p in (ROOT / "tests" / "data" / "templates").rglob("*.jinja") if p.stem not in ("broken_syntax", "raises"))
 TEMPLATES = SHIPPED + TESTS
