@@ -106,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except CliError as exc:
-        print(f"callscope {args.command}: {exc}", file=sys.stderr)
+        from callscope.engine.core.terminal import terminal_line
+
+        print(f"callscope {args.command}: {terminal_line(str(exc))}", file=sys.stderr)  # one line, whatever it quotes
         return exc.exit_code
     except KeyboardInterrupt:
         print("callscope: interrupted", file=sys.stderr)

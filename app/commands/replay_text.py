@@ -11,6 +11,8 @@ from callscope.commands.common import (
     add_policy_option,
     add_report_options,
     add_thinking_option,
+    add_template_timeout_option,
+    apply_template_timeout,
     check_format,
     check_policy,
     print_report,
@@ -43,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--tools", help="OpenAI tools array (JSON); gives parameter types to qwen3_coder")
     add_thinking_option(p)
+    add_template_timeout_option(p)
     add_policy_option(p)
     p.add_argument("--step", default="char", help="char | byte | N (N characters per step); default char")
     p.add_argument("--rate", type=float, help="give step k the time k/RATE seconds (tokens per second)")
@@ -52,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    apply_template_timeout(args)
     reason, thinking = _resolve_format(args)
     check_format(args.format)
     check_policy(args.policy)
@@ -84,7 +88,9 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CliError(f"cannot write the recording {args.record}: {exc.strerror or exc}") from None
     if reason and not args.json:
-        print(f"format: {args.format} ({reason})")
+        from callscope.engine.core.terminal import terminal_line
+
+        print(terminal_line(f"format: {args.format} ({reason})"))  # the reason quotes the template's markers
         print()
     print_report([analysis], args)
     return 0
@@ -101,10 +107,14 @@ def _resolve_format(args: argparse.Namespace) -> tuple[str, bool | str]:
     if not args.template:
         return "", resolve_thinking(args.thinking, False)
     from callscope.commands.request import read_template
+    from callscope.engine.core.errors import DecodeError
     from callscope.engine.templates.format_choice import choose_format
 
     template = read_template(args.template)
-    choice = choose_format(template)
+    try:
+        choice = choose_format(template)
+    except DecodeError as exc:  # a template that fails, or is stopped at its limits
+        raise CliError(str(exc)) from None
     reason = ""
     if args.format == "auto":
         args.format = choice.format_id

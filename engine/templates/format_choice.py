@@ -33,6 +33,7 @@ from callscope.engine.formats.derived import register_derived
 from callscope.engine.formats.derived.spec import PREFIX as DERIVED_PREFIX
 from callscope.engine.templates.analysis import TemplateAnalysis, analyze
 from callscope.engine.templates.chat import ChatTemplate, FormatDetection, TemplateCaps, detect_format, probe_caps
+from callscope.engine.templates.isolation import within_render_budget
 from callscope.engine.templates.roundtrip import SWITCHES, RoundTrip, check_turns, may_open_reasoning, round_trip
 
 
@@ -69,6 +70,7 @@ class FormatChoice:
         }
 
 
+@within_render_budget  # every render of the analysis and the round trips shares one time limit
 def choose_format(
     template: ChatTemplate,
     caps: TemplateCaps | None = None,
