@@ -218,6 +218,9 @@ class MainWindow(QMainWindow):
         file.setToolTipsVisible(True)  # a disabled entry says why
         self.open_action = self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a trace or a byte-prefix fixture")
         self.recent_menu = file.addMenu("Open &recent")
+        self.quirks_menu = file.addMenu("&Quirks library")  # streams real servers send, one entry each
+        self.quirks_menu.setToolTipsVisible(True)
+        self.quirks_menu.aboutToShow.connect(self._fill_quirks_menu)  # read when first opened, not at start-up
         self.paste_action = self._action(file, "&Paste text…", self.paste_dialog, ["Ctrl+Shift+V"],
                                          "Replay a raw generation")
         self.run_action = self._action(file, "&Run a model…", self.run_dialog, ["Ctrl+R"], "Decode live with a local GGUF model")
@@ -226,6 +229,9 @@ class MainWindow(QMainWindow):
         from callscope.proxy_source import ProxySource
 
         self.proxy = ProxySource(self, file, _qasync_loop)  # File > Proxy…: a recording proxy's turns, live
+        from callscope.serve_source import ServeSource
+
+        self.serve = ServeSource(self, file, _qasync_loop)  # File > Serve…: callscope serve's answers, live
         from callscope.template_tab import TemplateTab
 
         self.templates = TemplateTab(self, self.template_view, file)  # File > Open template…
@@ -280,7 +286,7 @@ class MainWindow(QMainWindow):
         )
         self._refresh_recent()
         sources = ((self.open_action, "Open"), (self.paste_action, "Paste"), (self.run_action, "Run"),
-                   (self.capture_action, "Capture"), (self.proxy.action, "Proxy"))
+                   (self.capture_action, "Capture"), (self.proxy.action, "Proxy"), (self.serve.action, "Serve"))
         for action, short in sources:
             action.setIconText(short)
         self.source_buttons = SourceButtons([action for action, _ in sources])
@@ -331,6 +337,17 @@ class MainWindow(QMainWindow):
     def focus_timeline(self) -> None:
         """Give the keyboard to the timeline: arrows step the cursor, never a combo box's value."""
         self.timeline.plot.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _fill_quirks_menu(self) -> None:
+        """File > Quirks library: every shipped quirk by name, its description as the tooltip."""
+        from callscope.engine.recordings.quirks import library
+
+        if self.quirks_menu.actions():
+            return
+        for quirk in library():
+            action = self.quirks_menu.addAction(quirk.id)
+            action.setToolTip(quirk.what)
+            action.triggered.connect(lambda _=False, path=str(quirk.trace.path): self.open_path(path))
 
     def open_path(self, path: str, format_id: str | None = None, policy: str | None = None) -> bool:
         ok = self.open_source(FileSource(str(path), format_id), policy)
@@ -383,7 +400,8 @@ class MainWindow(QMainWindow):
 
     def _live_sources(self) -> list[LiveController]:
         """The live controllers created so far (each is made on first use)."""
-        return [live for live in (self._runs, self._captures, self.proxy.controller) if live is not None]
+        return [live for live in (self._runs, self._captures, self.proxy.controller, self.serve.controller)
+                if live is not None]
 
     def _present(self, controller: LiveController) -> None:
         """Show a new live controller in the status bar, its failures as dialogs."""
@@ -445,7 +463,7 @@ class MainWindow(QMainWindow):
     def stop_run(self) -> None:
         """Stop whatever is live (the Stop button, Ctrl+.): a model run or a capture."""
         for live in self._live_sources():
-            if live is not self.proxy.controller:  # the proxy stops from its own pane
+            if live not in (self.proxy.controller, self.serve.controller):  # these stop from their own panes
                 live.stop()
 
     def _open_fallback(self, _message: str) -> None:

@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="record each streamed turn in a new session folder DIR/YYYYMMDD-HHMMSS (turn-0001.jsonl..., "
                    "and turns.jsonl listing every turn); default: record nothing")
     p.add_argument("--client", metavar="PROFILES",
-                   help=f"client profiles that judge each stream, comma-separated ({', '.join(PROFILES)}; 'none'; "
+                   help=f"client profiles that judge each stream, comma-separated ({', '.join(PROFILES)}; 'all'; 'none'; "
                    f"default {','.join(default_profiles())})")
     p.add_argument("--atomic-silence", type=float, default=DEFAULT_ATOMIC_SILENCE_MS / 1000, metavar="S",
                    help="silence before a one-chunk call that counts as atomic-tool-call (default %(default)g s)")
