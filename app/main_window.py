@@ -369,7 +369,7 @@ class MainWindow(QMainWindow):
             self.open_path(path)
 
     def replay_text(self, text: str, format_id: str, tools_text: str = "", unit: str = "char", size: int = 1,
-                    rate: float | None = None, thinking: bool = False) -> bool:
+                    rate: float | None = None, thinking: bool | str = False) -> bool:
         try:
             tools = parse_tools_text(tools_text)
         except SourceError as exc:
@@ -466,7 +466,7 @@ class MainWindow(QMainWindow):
         request = RunRequest(
             messages=[{"role": "user", "content": values.prompt}], tools=tools, model_path=values.model_path,
             format_id=values.format_id, policy=values.policy, force_tool=values.force_tool,
-            max_tokens=values.max_tokens, seed=values.seed, demo=values.demo,
+            max_tokens=values.max_tokens, seed=values.seed, demo=values.demo, thinking=values.thinking,
         )
         return self.runs.start(request)
 

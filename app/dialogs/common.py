@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -35,6 +36,27 @@ def tool_presets() -> dict[str, str]:
                 continue
     return presets
 
+
+
+#: ``--thinking``'s values as the dialogs offer them, with what each means.
+THINKING_MODES = {
+    "auto": "the text decides when the template may have opened a reasoning block: a reasoning closer first means "
+    "it did (thinking on), a tool call or other markup first means it did not; without such a template, off",
+    "on": "the generation starts inside a reasoning block (the prompt ended with <think>)",
+    "off": "the generation starts outside reasoning",
+}
+
+
+def thinking_combo(mode: str = "auto") -> QComboBox:
+    """A ``thinking: auto | on | off`` picker (the CLI's ``--thinking``), each value explained in its tooltip."""
+    combo = QComboBox()
+    for value, meaning in THINKING_MODES.items():
+        combo.addItem(value)
+        combo.setItemData(combo.count() - 1, meaning, Qt.ItemDataRole.ToolTipRole)
+    combo.setCurrentText(mode if mode in THINKING_MODES else "auto")
+    combo.setToolTip("does the generation start inside a reasoning block? " + "; ".join(
+        f"{k}: {v}" for k, v in THINKING_MODES.items()))
+    return combo
 
 
 def lay_out_source_dialog(

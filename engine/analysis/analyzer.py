@@ -28,7 +28,7 @@ from callscope.engine.core.parse_model import (
     diff_parses,
 )
 from callscope.engine.core.wire import StreamIdentity, Violation, WireChunk
-from callscope.engine.formats import FormatParser
+from callscope.engine.formats import FormatParser, UndecidedReasoning
 from callscope.engine.policies import make_policy
 from callscope.engine.policies.atomic import AtomicPolicy
 from callscope.engine.policies.base import StreamingPolicy
@@ -205,6 +205,8 @@ class Analyzer:
         self._previous_parse = Parse()
         self._step = 0
         self._finished: Analysis | None = None
+        #: The parser reads the reasoning state from the text (``--thinking auto``) and has not decided yet.
+        self._undecided = isinstance(parser, UndecidedReasoning)
         self.policy.start(0.0 if timed else None)
         if self.baseline is not None:
             self.baseline.start(0.0 if timed else None)
@@ -249,6 +251,8 @@ class Analyzer:
         return self._step
 
     def _advance(self, step: int, ms: float | None, events: list[ParseEvent]) -> None:
+        if self._undecided:
+            self._note_thinking(step)
         for event in events:
             self.parse_events.append((step, event))
             if isinstance(event, (CallNamed, CallRevised)) and event.name is not None:
@@ -256,6 +260,13 @@ class Analyzer:
         self.policy.step(step, ms, events)
         if self.baseline is not None:
             self.baseline.step(step, ms, events)
+
+    def _note_thinking(self, step: int) -> None:
+        """Once an undecided parser has read the reasoning state from the text: the source says what and where."""
+        decision = getattr(self.parser, "decision", None)
+        if decision is not None:
+            self._undecided = False
+            self.source.extra["thinking_inferred"] = {**decision.to_json(), "step": step}
 
     # ------------------------------------------------------------ live view
 
@@ -315,6 +326,8 @@ class Analyzer:
         else:
             events = diff_parses(self._previous_parse, terminal)
         terminal = Parse(terminal.content, terminal.reasoning, terminal.calls, partial=False)
+        if self._undecided:
+            self._note_thinking(step)
         for event in events:
             self.parse_events.append((step, event))
             if isinstance(event, (CallNamed, CallRevised)) and event.name is not None:

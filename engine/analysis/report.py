@@ -178,6 +178,30 @@ def describe_finish(analysis: Analysis) -> str:
     return f"none, {why}" + ("" if why.startswith("generation") else f"; generation ended: {ended}")
 
 
+def thinking_sentence(inferred: dict[str, Any]) -> str:
+    """``--thinking auto``'s inference in one line: what, from which characters, why."""
+    where = (
+        f"{inferred['marker']!r} at characters {inferred['start']}-{inferred['end']}"
+        if inferred.get("marker")
+        else f"no marker in {inferred['end']} characters"
+    )
+    return f"auto, inferred {inferred['inferred']} from {where}: {inferred['reason']}"
+
+
+def content_read_sentence(read: dict[str, Any]) -> str:
+    """``capture --template``: what the server's content holds when read with the template's parser."""
+    calls = read.get("calls") or []
+    left = []
+    if calls:
+        left.append(f"{plural(len(calls), 'tool call')} left in content ({', '.join(str(c['name']) for c in calls)})")
+    if read.get("reasoning"):
+        left.append(f"reasoning left in content: {_clip(read['reasoning'])}")
+    verdict = "; ".join(left) or "no tool call or reasoning left in it"
+    thinking = read.get("thinking_inferred")
+    how = f"; thinking {thinking_sentence(thinking)}" if thinking else ""
+    return f"content read as {read['format']} (the template's parser): {verdict}{how}"
+
+
 def summary_text(analysis: Analysis) -> str:
     src = analysis.source
     lines = [
@@ -189,6 +213,12 @@ def summary_text(analysis: Analysis) -> str:
     description = src.extra.get("description")
     if description:
         lines.append(f"  {description}")
+    inferred = src.extra.get("thinking_inferred")
+    if inferred:
+        lines.append(f"thinking: {thinking_sentence(inferred)}")
+    read = src.extra.get("content_read")
+    if read:
+        lines.append(content_read_sentence(read))
     if analysis.calls:
         lines.append("calls:")
         for call in analysis.calls:
