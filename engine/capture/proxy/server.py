@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import socket
 import time
 from collections.abc import Callable
@@ -341,7 +342,8 @@ class _Stream:
         self.lines: list[Line] = []
         # The protocol's last event arrived: see :attr:`done`.
         self._done = False
-        self._ends = end_markers(turn.protocol)
+        #: Bytes an end event holds: a read without them ends nothing (one C search per read).
+        self._end_search = re.compile(b"|".join(re.escape(m) for m in end_markers(turn.protocol))).search
         self._reads: list[tuple[float, float, bytes]] = []  # (monotonic time, ms since the turn began, bytes)
         self._last_read = 0.0
         self._timer: asyncio.TimerHandle | None = None
@@ -423,7 +425,7 @@ class _Stream:
             if self.judge_feed is not None:
                 self.judge_feed(ms, decoded)
             if lines:
-                self._take(lines, any(end in decoded for end in self._ends), received)
+                self._take(lines, self._end_search(decoded) is not None, received)
 
     def _take(self, lines: list[Line], maybe_done: bool = True, received: float | None = None) -> None:
         self.lines.extend(lines)
