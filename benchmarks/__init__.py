@@ -23,7 +23,7 @@ import sys
 from types import ModuleType
 
 #: The benches, in the order ``all`` runs them; each is the module ``callscope.benchmarks.<name>``.
-NAMES = ("parse", "template", "replay", "decode", "demo", "gui", "capture", "proxy", "cli")
+NAMES = ("parse", "template", "replay", "check", "decode", "demo", "gui", "capture", "proxy", "cli")
 
 
 class BenchError(Exception):
