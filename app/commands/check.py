@@ -191,5 +191,10 @@ def _progress(total: int):
     from tqdm import tqdm
 
     tqdm.monitor_interval = 0  # no monitor thread: the pool forks a single-threaded process
-    return tqdm(total=total, unit="rec", desc="checking", file=sys.stderr, leave=False, dynamic_ncols=True,
-                smoothing=0.1)
+    try:
+        known = os.get_terminal_size(sys.stderr.fileno()).columns > 0
+    except (OSError, ValueError):
+        known = False
+    # a fresh pseudo-terminal reports 0x0: tqdm would hide its bar below row 0, so 80x24 then (as StatusLine does)
+    return tqdm(total=total, unit="rec", desc="checking", file=sys.stderr, leave=False, dynamic_ncols=known,
+                ncols=None if known else 80, nrows=None if known else 24, smoothing=0.1)
