@@ -217,6 +217,9 @@ class MainWindow(QMainWindow):
         file.setToolTipsVisible(True)  # a disabled entry says why
         self.open_action = self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a trace or a byte-prefix fixture")
         self.recent_menu = file.addMenu("Open &recent")
+        from callscope.corpus_source import CorpusSource
+
+        self.corpus = CorpusSource(self, file, self.settings)  # File > Open folder…: a folder's recordings, checked
         self.paste_action = self._action(file, "&Paste text…", self.paste_dialog, ["Ctrl+Shift+V"],
                                          "Replay a raw generation")
         self.run_action = self._action(file, "&Run a model…", self.run_dialog, ["Ctrl+R"], "Decode live with a local GGUF model")
@@ -698,6 +701,7 @@ class MainWindow(QMainWindow):
         for live in reversed(self._live_sources()):  # a capture cancels its request and waits (bounded) to close
             live.shutdown()
         self.template_view.shutdown()
+        self.corpus.shutdown()
         super().closeEvent(event)
 
     def settle(self) -> None:

@@ -47,6 +47,7 @@ class CheckOptions:
     keep: bool = True  # send each recording's verdict back (else only the batch summaries travel)
     batch: int = DEFAULT_BATCH
     start_method: str | None = None  # the local pool's: None picks (see pool_context)
+    nice: int = 0  # the local pool's workers yield the CPU by this much (the window's keep it responsive)
     address: str | None = None  # Ray: the cluster to join ("auto", "ray://host:10001"); None: RAY_ADDRESS or "local"
 
 
@@ -96,9 +97,15 @@ def run_inline(paths: Iterable[str], options: CheckOptions) -> Iterator[Batch]:
 # ------------------------------------------------------------------ local process pool
 
 
-def _worker_start() -> None:
-    """A worker leaves Ctrl+C to the caller (which stops the pool): no traceback per worker."""
+def _worker_start(nice: int = 0) -> None:
+    """A worker leaves Ctrl+C to the caller (which stops the pool): no traceback per worker; with ``nice``
+    it gives way to the caller (a window's event loop) on a busy machine."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if nice:
+        try:
+            os.nice(nice)
+        except OSError:  # pragma: no cover - not allowed here: run at the usual priority
+            pass
 
 
 def pool_context(method: str | None = None):
@@ -158,7 +165,7 @@ def run_pool(paths: Iterable[str], options: CheckOptions) -> Iterator[Batch]:
 
 def _new_pool(jobs: int, options: CheckOptions) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=jobs, mp_context=pool_context(options.start_method),
-                               initializer=_worker_start)
+                               initializer=_worker_start, initargs=(options.nice,))
 
 
 def _one_by_one(paths: list[str], options: CheckOptions) -> Iterator[Batch]:
