@@ -37,9 +37,9 @@ $(VENV)/.installed: pyproject.toml | llama
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $@
 
-# The built wheel in a fresh venv outside the checkout (tests/test_packaging.py does the same in `make test`).
+# The built wheel in a fresh venv outside the checkout (tests/system/test_packaging.py does the same in `make test`).
 wheel-check: setup
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_packaging.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider tests/system/test_packaging.py
 
 bench: setup
 	$(BIN)/callscope bench all
@@ -48,7 +48,7 @@ screenshots: setup
 	QT_QPA_PLATFORM=offscreen $(BIN)/python scripts/screenshots.py
 
 lint: setup
-	$(BIN)/ruff check app engine tests benchmarks scripts
+	$(BIN)/ruff check app engine tests benchmarks scripts setup.py
 
 # A launcher entry and icon for the desktop menu (freedesktop; per user, no root).
 desktop: setup

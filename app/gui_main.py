@@ -97,7 +97,7 @@ def live_runs_available() -> bool:
     if importlib.util.find_spec("llama_cpp") is None:
         return False
     try:
-        from callscope.engine.decode.model import default_model_path
+        from callscope.engine.core.gguf import default_model_path
 
         default_model_path()
     except Exception:  # noqa: BLE001 - any failure means "fall back to a fixture"
@@ -128,7 +128,7 @@ def launch(
     policy: str | None = None,
     format_id: str | None = None,
     run_default: bool = True,
-    tab: int | None = None,
+    tab: str | None = None,
     job: HeadlessJob | None = None,
     template: str | None = None,
 ) -> int:

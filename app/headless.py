@@ -24,7 +24,7 @@ class HeadlessJob:
 
     screenshot: str | None = None
     at: int | None = None  # the cursor's step for the screenshot
-    tab: int | None = None
+    tab: str | None = None  # a pane id (callscope.panes.specs)
     size: tuple[int, int] = SCREENSHOT_SIZE
     presenter: bool = False  # the screenshot shows presenter mode
     animation: str | None = None
@@ -63,7 +63,7 @@ def _write_all(app: QApplication, window, job: HeadlessJob) -> list[str]:
     state = window.session.state
     written = []
     if job.tab is not None:
-        window.tabs.setCurrentIndex(job.tab)
+        window.show_tab(job.tab)
     settle(app, window)
     if job.plot:
         what = job.plot_kind if job.plot.lower().endswith(".png") else f"{job.plot_kind}-svg"

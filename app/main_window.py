@@ -2,15 +2,15 @@
 
 Layout: source bar; timeline with playback controls; below, generated text,
 partial parse, and a tab stack (emitted deltas, reconciliation, TTFD, compare).
-Every user-caused failure goes through :class:`ErrorPresenter` and leaves the
+Every user-caused failure goes through :class:`ErrorReporter` and leaves the
 previous view in place.
 
 Three sources feed the same panes: Open (a recording), Run (a live model on a
 worker thread, :mod:`callscope.live.run`) and Capture (a live server's stream,
 read by an async client on the Qt event loop through qasync,
 :mod:`callscope.live.capture`). Both live sources share one lifecycle
-(:class:`~callscope.live.base.LiveController`) and one status-bar presenter
-(:class:`~callscope.live.presenter.LivePresenter`); this window only lays them
+(:class:`~callscope.live.base.LiveController`) and one status-bar driver
+(:class:`~callscope.live.status.LiveStatus`); this window only lays them
 out and offers the actions. Both live controllers are created on first use, so
 their imports (llama-cpp-python, httpx) never slow the window's start.
 """
@@ -41,7 +41,7 @@ from callscope.dialogs.paste import PasteDialog
 from callscope.dialogs.run import RunDialog, RunValues
 from callscope.dialogs.shortcuts import ShortcutsDialog, describe_shortcuts
 from callscope.engine.inspector.sources import FileSource, Source, SourceError, TextSource, parse_tools_text
-from callscope.live.presenter import LivePresenter, LiveStatusWidgets
+from callscope.live.status import LiveStatus, LiveStatusWidgets
 from callscope.models.session import InspectorSession
 from callscope.navigation import DebuggerActions
 from callscope.panes.chunks_view import ChunksView
@@ -52,12 +52,13 @@ from callscope.panes.parse_view import ParseView
 from callscope.panes.playback_bar import PlaybackBar, PlaybackDriver
 from callscope.panes.reconcile_view import ReconcileView
 from callscope.panes.source_bar import SourceBar, SourceButtons
+from callscope.panes.specs import all_panes, pane_exports
 from callscope.panes.template_view import TemplateView
 from callscope.panes.text_view import GeneratedTextView
 from callscope.panes.timeline import TimelineView
 from callscope.panes.ttfd_view import TtfdView
-from callscope.presenter import PresenterMode, replay_from_start
-from callscope.ui.errors import ErrorPresenter
+from callscope.presenter_mode import PresenterMode, replay_from_start
+from callscope.ui.errors import ErrorReporter
 from callscope.ui.exports import ExportError, export_plot, save_png, save_trace, write_report, write_sse
 from callscope.ui.theme_menu import ThemeMenu
 
@@ -92,12 +93,12 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.settings = settings or QSettings("callscope", "callscope")
         self.session = InspectorSession(self)
-        self.errors = ErrorPresenter(self)
+        self.errors = ErrorReporter(self)
         self.driver = PlaybackDriver(self.session, self)
         self._runs: RunController | None = None  # created on the first live run (it owns a thread)
         self._captures: CaptureController | None = None  # created on the first capture
         self._capture_values = None  # what the Capture dialog held last time
-        self._presenters: list[LivePresenter] = []  # one per live controller, for the status bar
+        self._statuses: list[LiveStatus] = []  # one per live controller, for the status bar
         self._build_panes()
         self._build_actions()
         self._build_status()
@@ -126,11 +127,6 @@ class MainWindow(QMainWindow):
         self.text_pane.setMinimumWidth(NARROW_TEXT_PANE - 60)  # the splitter never squeezes it to a sliver
         self.parse_view = ParseView(s)
         self.parse_pane = Pane("Partial parse", self.parse_view)
-        self.chunks_view = ChunksView(s)
-        self.reconcile_view = ReconcileView(s)
-        self.ttfd_view = TtfdView(s)
-        self.compare_view = CompareView(s)
-        self.client_view = ClientViewPane(s)  # what a chat client sees: streaming against atomic
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         # A narrow pane elides tab titles instead of scrolling them behind two cramped arrow buttons.
@@ -138,13 +134,18 @@ class MainWindow(QMainWindow):
         self.tabs.tabBar().setObjectName("PaneTabs")  # the style sheet pads these titles a little tighter
         self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
         self.tabs.tabBar().setExpanding(False)
-        self.tabs.addTab(self.chunks_view, "Emitted deltas")
-        self.tabs.addTab(self.reconcile_view, "Reconciliation")
-        self.tabs.addTab(self.ttfd_view, "TTFD")
-        self.tabs.addTab(self.compare_view, "Compare")
-        self.tabs.addTab(self.client_view, "Client view")
-        self.template_view = TemplateView()  # a chat template: how it writes calls, which parser reads them back
-        self.tabs.addTab(self.template_view, "Template")
+        #: The tabbed panes by id, made and ordered by their declarations (callscope.panes.specs).
+        self.panes: dict[str, QWidget] = {}
+        for spec in all_panes():
+            self.panes[spec.id] = spec.make(s)
+            self.tabs.addTab(self.panes[spec.id], spec.title)
+        # the built-in panes by name, for the code that drives one of them
+        self.chunks_view: ChunksView = self.panes["deltas"]  # type: ignore[assignment]
+        self.reconcile_view: ReconcileView = self.panes["reconciliation"]  # type: ignore[assignment]
+        self.ttfd_view: TtfdView = self.panes["ttfd"]  # type: ignore[assignment]
+        self.compare_view: CompareView = self.panes["compare"]  # type: ignore[assignment]
+        self.client_view: ClientViewPane = self.panes["client"]  # type: ignore[assignment]  # streaming vs atomic
+        self.template_view: TemplateView = self.panes["template"]  # type: ignore[assignment]
         self.tabs_pane = Pane("", self.tabs)
         self.tabs_pane.title.hide()
         self.tabs_pane.subtitle.hide()
@@ -228,9 +229,9 @@ class MainWindow(QMainWindow):
         from callscope.proxy_source import ProxySource
 
         self.proxy = ProxySource(self, file, _qasync_loop)  # File > Proxy…: a recording proxy's turns, live
-        from callscope.template_source import TemplateSource
+        from callscope.template_tab import TemplateTab
 
-        self.templates = TemplateSource(self, self.template_view, file)  # File > Open template…; the tab is Alt+6
+        self.templates = TemplateTab(self, self.template_view, file)  # File > Open template…
         self.stop_action = self._action(file, "S&top run or capture", self.stop_run, ["Ctrl+."])
         self.save_trace_action = self._action(file, "&Save run as trace…", self.save_trace_dialog, ["Ctrl+S"])
         self.save_trace_action.setEnabled(False)
@@ -240,9 +241,8 @@ class MainWindow(QMainWindow):
         self._action(export, "&SSE transcript…", lambda: self._export("sse"))
         self._action(export, "&Timeline PNG…", lambda: self._export("timeline"))
         self._action(export, "Timeline SVG…", lambda: self._export("timeline-svg"))
-        self._action(export, "TTFD &plot PNG…", lambda: self._export("ttfd"))
-        self._action(export, "TTFD plot SVG…", lambda: self._export("ttfd-svg"))
-        self._action(export, "&Client view PNG…", lambda: self._export("client"))
+        for _spec, pane_export in pane_exports().values():
+            self._action(export, pane_export.label, lambda _c=False, what=pane_export.what: self._export(what))
         self._action(export, "Replay &animation (client view)…", lambda: self._export("animation"))
         self._action(export, "&Window PNG…", lambda: self._export("window"))
         file.addSeparator()
@@ -262,8 +262,9 @@ class MainWindow(QMainWindow):
             self._action(play, "Replay from the start at 1×", lambda: replay_from_start(self), ["R"]),
         ]
         view = mb.addMenu("&View")
-        for i, name in enumerate(("Emitted deltas", "Reconciliation", "TTFD", "Compare", "Client view", "Template")):
-            self._action(view, name, lambda _c=False, i=i: self.tabs.setCurrentIndex(i), [f"Alt+{i + 1}"])
+        for i, spec in enumerate(all_panes()):  # Alt+1 to Alt+9, in tab order
+            keys = [f"Alt+{i + 1}"] if i < 9 else []
+            self._action(view, spec.title, lambda _c=False, pane_id=spec.id: self.show_tab(pane_id), keys)
         self._action(view, "TTFD vs call length, folder…", self.plot_folder)
         view.addSeparator()
         self.presenter = PresenterMode(self)
@@ -389,7 +390,7 @@ class MainWindow(QMainWindow):
 
     def _present(self, controller: LiveController) -> None:
         """Show a new live controller in the status bar, its failures as dialogs."""
-        self._presenters.append(LivePresenter(controller, self.live_status, self.errors, self.focus_timeline, self))
+        self._statuses.append(LiveStatus(controller, self.live_status, self.errors, self.focus_timeline, self))
 
     def set_policy(self, policy: str) -> None:
         if self.session.state is None or policy == self.session.policy:
@@ -410,7 +411,7 @@ class MainWindow(QMainWindow):
 
             self._runs = RunController(self.session, self)
             self._present(self._runs)
-            self._runs.failed.connect(self._open_fallback)  # after the presenter's dialog
+            self._runs.failed.connect(self._open_fallback)  # after the status driver's error dialog
         return self._runs
 
     def run_dialog(self) -> None:
@@ -513,9 +514,7 @@ class MainWindow(QMainWindow):
             "sse": ("SSE transcript (*.sse *.txt)", f"{name}.sse"),
             "timeline": ("PNG image (*.png)", f"{name}.timeline.png"),
             "timeline-svg": ("SVG image (*.svg)", f"{name}.timeline.svg"),
-            "ttfd": ("PNG image (*.png)", f"{name}.ttfd.png"),
-            "ttfd-svg": ("SVG image (*.svg)", f"{name}.ttfd.svg"),
-            "client": ("PNG image (*.png)", f"{name}.client.png"),
+            **{what: (export.pattern, f"{name}{export.suffix}") for what, (_spec, export) in pane_exports().items()},
             "animation": (ANIMATION_FILTERS, f"{name}.replay.gif"),
             "window": ("PNG image (*.png)", f"{name}.png"),
         }
@@ -537,7 +536,7 @@ class MainWindow(QMainWindow):
         return True
 
     def write_export(self, what: str, path: str, width: int | None = None) -> None:
-        """Write one export (report, sse, timeline[-svg], ttfd[-svg], client, animation, window); raises ExportError.
+        """Write one export (report, sse, timeline[-svg], animation, window, or a pane's); raises ExportError.
 
         ``width``: the pixel width of a PNG plot (default :data:`~callscope.ui.exports.PLOT_EXPORT_WIDTH`).
         """
@@ -553,17 +552,18 @@ class MainWindow(QMainWindow):
         elif what in ("timeline", "timeline-svg"):
             t = self.timeline
             export_plot(path, t.plot.getPlotItem(), (t.cursor_line, t.hover_line, t.hover_label), **plot_width)
-        elif what in ("ttfd", "ttfd-svg"):
-            self._show_pane(self.ttfd_view)  # laid out at its real size, not a hidden tab's default
-            with self.ttfd_view.export_legend():
-                export_plot(path, self.ttfd_view.plot.getPlotItem(), (self.ttfd_view.cursor_line,), **plot_width)
-        elif what == "client":
-            self._show_pane(self.client_view)
-            save_png(path, self.client_view)
+        elif what in pane_exports():
+            spec, pane_export = pane_exports()[what]
+            self._show_pane(self.panes[spec.id])  # laid out at its real size, not a hidden tab's default
+            pane_export.write(self.panes[spec.id], path, width)
         elif what == "animation":
             self.export_animation(path)
         else:
             save_png(path, self)
+
+    def show_tab(self, pane_id: str) -> None:
+        """Bring the tabbed pane ``pane_id`` forward (View > its title, ``gui --tab``)."""
+        self.tabs.setCurrentWidget(self.panes[pane_id])
 
     def _show_pane(self, pane: QWidget) -> None:
         """Bring a tab's pane on screen (laid out at its real size) before grabbing it."""
@@ -715,7 +715,7 @@ def _absolute(path: str) -> str:
 
 
 def _qasync_loop():
-    """The running qasync loop (set up by :func:`app.gui_main.run_event_loop`), or None."""
+    """The running qasync loop (set up by :func:`callscope.gui_main.run_event_loop`), or None."""
     import asyncio
 
     try:

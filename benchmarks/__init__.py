@@ -22,6 +22,9 @@ import importlib
 import sys
 from types import ModuleType
 
+if __name__ != "callscope.benchmarks":  # the checkout's folder imported by its own name: a second copy of every module in it
+    raise ImportError(f"import callscope.benchmarks, not {__name__}: benchmarks/ installs as callscope.benchmarks (`pip install -e .`)")
+
 #: The benches, in the order ``all`` runs them; each is the module ``callscope.benchmarks.<name>``.
 NAMES = ("parse", "template", "replay", "check", "decode", "demo", "gui", "capture", "proxy", "cli")
 

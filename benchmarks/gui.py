@@ -260,9 +260,9 @@ def measure(steps: int = STEPS, rounds: int = ROUNDS) -> dict[str, Any]:
         shown_ms = measure_shown(trace)
         app = make_app()
         from callscope.main_window import MainWindow
-        from callscope.ui.errors import ErrorPresenter
+        from callscope.ui.errors import ErrorReporter
 
-        ErrorPresenter.show_error = lambda self, title, message: print(f"error: {title}: {message}", file=sys.stderr)  # type: ignore[method-assign]
+        ErrorReporter.show_error = lambda self, title, message: print(f"error: {title}: {message}", file=sys.stderr)  # type: ignore[method-assign]
         window = MainWindow(QSettings(str(Path(tmp) / "settings.ini"), QSettings.Format.IniFormat))
         window.resize(1400, 900)
         window.show()

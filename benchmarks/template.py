@@ -62,10 +62,10 @@ def _paths(extra: list[str]) -> list[Path]:
 
 def bench_template(path: Path, rounds: int) -> TemplateBenchResult | None:
     """One template's median analysis time (None when the template does not even compile)."""
-    from callscope.engine.decode.errors import DecodeError
-    from callscope.engine.decode.format_choice import choose_format
-    from callscope.engine.decode.templates import load_template_file, probe_caps
+    from callscope.engine.core.errors import DecodeError
     from callscope.engine.templates.analysis import analyze
+    from callscope.engine.templates.chat import load_template_file, probe_caps
+    from callscope.engine.templates.format_choice import choose_format
 
     try:
         template = load_template_file(path)

@@ -13,7 +13,7 @@ Two kinds of recording are written:
   revised name, a shrinking call count, re-minted ids, a parser that throws).
 
 Every recording states, by hand, the verdict replay must give (header
-``expect`` / ``# @expect``); ``tests/test_fixtures_library.py`` replays them all.
+``expect`` / ``# @expect``); ``tests/engine/recordings/test_fixtures_library.py`` replays them all.
 The verdicts are written from the rules of the wire contract, not copied from
 a run: if a parser or policy changes behaviour, the test says so.
 

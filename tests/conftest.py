@@ -1,7 +1,6 @@
 import os
 import sys
 import tempfile
-from pathlib import Path
 
 import pytest
 
@@ -10,9 +9,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # a test run must never touch the user's ~/.config/callscope (recent files pointing into /tmp).
 _SETTINGS_HOME = tempfile.mkdtemp(prefix="callscope-test-config-")
 os.environ["XDG_CONFIG_HOME"] = _SETTINGS_HOME
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 
 @pytest.fixture(autouse=True)
@@ -38,8 +34,8 @@ def _close_stray_windows():
 
 @pytest.fixture(scope="module")
 def server():
-    """A canned SSE server on 127.0.0.1 (tests/sse_server.py), one per test module."""
-    from tests.sse_server import CannedServer
+    """A canned SSE server on 127.0.0.1 (tests/support/sse_server.py), one per test module."""
+    from tests.support.sse_server import CannedServer
 
     srv = CannedServer().start()
     yield srv
@@ -57,7 +53,7 @@ def qloop(qapp):
 
     import qasync
 
-    from tests.gui_helpers import retire_qasync_loop
+    from tests.support.gui_helpers import retire_qasync_loop
 
     loop = qasync.QEventLoop(qapp, already_running=True)
     asyncio.set_event_loop(loop)

@@ -7,8 +7,8 @@ import math
 import os
 
 from callscope.commands.common import CliError, check_format, check_policy
+from callscope.panes.specs import pane_ids
 
-TABS = ("deltas", "reconciliation", "ttfd", "compare", "client", "template")
 ANIMATION_VIEWS = ("client", "presenter", "window")
 #: `--theme` reaches the window through this variable (see callscope.ui.theme_menu).
 THEME_ENV = "CALLSCOPE_THEME"
@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "or a GGUF's own) in the Template pane")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to OUT.png and exit")
     p.add_argument("--at", type=int, metavar="STEP", help="with --screenshot: put the cursor at STEP")
-    p.add_argument("--tab", choices=TABS, help="with --screenshot: the tab shown on the right (default deltas)")
+    p.add_argument("--tab", choices=pane_ids(), help="with --screenshot: the tab shown on the right "
+                   f"(default {pane_ids()[0]})")
     p.add_argument("--presenter", action="store_true",
                    help="with --screenshot: presenter mode (the client view over the TTFD plot, large)")
     p.add_argument("--size", metavar="WxH", help="with --screenshot or an export: the window size (default 1400x900)")
@@ -82,11 +83,10 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"the GUI is not available: {exc}") from None
     if args.theme is not None:
         os.environ[THEME_ENV] = args.theme  # read by the window's theme menu; not saved as the user's choice
-    tab = TABS.index(args.tab) if args.tab else None
     job = None
     if exporting:
         job = HeadlessJob(
-            screenshot=args.screenshot, at=args.at, tab=tab, size=size or SCREENSHOT_SIZE, presenter=args.presenter,
+            screenshot=args.screenshot, at=args.at, tab=args.tab, size=size or SCREENSHOT_SIZE, presenter=args.presenter,
             animation=args.export_animation, animation_view=args.animation_view, fps=args.fps, speed=args.speed,
             plot=args.export_plot, plot_kind=args.plot, plot_width=args.plot_width,
         )

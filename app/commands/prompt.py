@@ -13,8 +13,8 @@ import sys
 
 from callscope.commands.common import CliError
 from callscope.commands.request import add_request_options, check_format_option, read_request, read_template
-from callscope.engine.decode.errors import DecodeError
-from callscope.engine.decode.model import read_model_info
+from callscope.engine.core.errors import DecodeError
+from callscope.engine.core.gguf import read_model_info
 from callscope.engine.decode.prompting import plan_prompt
 
 

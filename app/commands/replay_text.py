@@ -99,8 +99,8 @@ def _resolve_format(args: argparse.Namespace) -> tuple[str, bool]:
     if not args.template:
         raise CliError("--format auto needs --template FILE (the chat template the generation answers)")
     from callscope.commands.request import read_template
-    from callscope.engine.decode.format_choice import choose_format
-    from callscope.engine.decode.templates import probe_caps
+    from callscope.engine.templates.chat import probe_caps
+    from callscope.engine.templates.format_choice import choose_format
 
     template = read_template(args.template)
     choice = choose_format(template, probe_caps(template))

@@ -4,7 +4,7 @@ Its own module (not in ``run.py``) so that ``callscope prompt``, which loads no
 weights, does not import the decode loop, the grammar compiler or the report
 code just to parse the same options. Helpers import what they read from
 inside, so registering the options costs only the format list and the demo
-presets (:mod:`~engine.decode.demos`, which loads nothing else).
+presets (:mod:`~callscope.engine.decode.demos`, which loads nothing else).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from callscope.engine.decode.prompting import AUTO
 from callscope.engine.formats import FORMAT_IDS
 
 if TYPE_CHECKING:
-    from callscope.engine.decode.templates import ChatTemplate
+    from callscope.engine.templates.chat import ChatTemplate
 
 
 def add_request_options(p: argparse.ArgumentParser) -> None:
@@ -44,8 +44,8 @@ def add_request_options(p: argparse.ArgumentParser) -> None:
 
 def read_request(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
     """Messages and tools from ``--messages``/``--prompt``/``--tools`` (defaults: the ``--demo`` request)."""
+    from callscope.engine.core.errors import DecodeError
     from callscope.engine.decode.demos import get_demo
-    from callscope.engine.decode.errors import DecodeError
     from callscope.engine.decode.messages import load_messages
 
     demo = get_demo(getattr(args, "demo", None))
@@ -72,8 +72,8 @@ def read_template(path: str | None) -> ChatTemplate | None:
     """``--template FILE`` loaded (None without it); a bad file is one CliError line."""
     if path is None:
         return None
-    from callscope.engine.decode.errors import DecodeError
-    from callscope.engine.decode.templates import load_template_file
+    from callscope.engine.core.errors import DecodeError
+    from callscope.engine.templates.chat import load_template_file
 
     try:
         return load_template_file(path)
@@ -83,7 +83,7 @@ def read_template(path: str | None) -> ChatTemplate | None:
 
 def check_format_option(format_id: str) -> str:
     """``--format``: auto or a known wire format, else one CliError line."""
-    from callscope.engine.decode.errors import DecodeError
+    from callscope.engine.core.errors import DecodeError
     from callscope.engine.decode.prompting import check_format_choice
 
     try:

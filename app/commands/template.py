@@ -2,7 +2,7 @@
 
 The template (a ``.jinja`` file, a ``tokenizer_config.json``, or a GGUF's
 ``tokenizer.chat_template``, read without weights) is analysed by rendering it
-with variants and diffing the renders (:mod:`~engine.templates`): the printout
+with variants and diffing the renders (:mod:`~callscope.engine.templates`): the printout
 is the learnt format description, the rendered call with its markers marked,
 and the parser ``--format auto`` picks for it, with the reason. ``--check``
 adds the round trip: the template renders a turn that calls two tools, and what
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 from callscope.commands.common import CliError
 
 if TYPE_CHECKING:
-    from callscope.engine.decode.format_choice import FormatChoice
-    from callscope.engine.decode.templates import ChatTemplate
     from callscope.engine.templates.analysis import TemplateAnalysis
+    from callscope.engine.templates.chat import ChatTemplate
+    from callscope.engine.templates.format_choice import FormatChoice
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,8 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def load(path: str) -> tuple[ChatTemplate, str, str]:
     """``(the template, bos token, eos token)`` from a template file or a GGUF; one CliError line on failure."""
-    from callscope.engine.decode.errors import DecodeError
-    from callscope.engine.decode.template_files import read_template_or_model
+    from callscope.engine.core.errors import DecodeError
+    from callscope.engine.templates.files import read_template_or_model
 
     try:
         found = read_template_or_model(path)
@@ -57,8 +57,8 @@ def load(path: str) -> tuple[ChatTemplate, str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from callscope.engine.decode.format_choice import choose_format
-    from callscope.engine.decode.templates import probe_caps
+    from callscope.engine.templates.chat import probe_caps
+    from callscope.engine.templates.format_choice import choose_format
 
     template, bos, eos = load(args.file)
     choice = choose_format(template, probe_caps(template), bos_token=bos, eos_token=eos, analyse=True)

@@ -1,7 +1,7 @@
 """The Paste-text dialog: a raw generation, its format, how to step it, and optional tools.
 
 The format defaults to ``auto``: the window tries every parser on the text and
-keeps the one that finds complete calls (:mod:`engine.inspector.paste_format`),
+keeps the one that finds complete calls (:mod:`callscope.engine.inspector.paste_format`),
 saying which and why in the status line. The Template pane opens it with the
 template's own parser chosen instead.
 """

@@ -1,7 +1,7 @@
 """The Proxy dialog: start a recording proxy (listen address, upstream, record folder), or attach to a session folder.
 
 It only collects; :func:`config_from_values` validates (the same checks as
-``callscope proxy``), raising :class:`~engine.capture.request.RequestError`
+``callscope proxy``), raising :class:`~callscope.engine.capture.request.RequestError`
 with a one-line message.
 """
 

@@ -58,7 +58,7 @@ class RunValues:
     force_tool: str
     max_tokens: int
     seed: int
-    #: The demo preset the request came from (``engine.decode.demos``): its forced-call settings apply
+    #: The demo preset the request came from (``callscope.engine.decode.demos``): its forced-call settings apply
     #: (one long call, no content line...). None: the engine's defaults (1-2 calls after a short content line).
     demo: str | None = None
 

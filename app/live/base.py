@@ -6,7 +6,7 @@ an item is here, the rest is the same, so it lives here once:
 
 1. :meth:`LiveController._begin`: remember the view to put back, reset, ``started``;
 2. :meth:`LiveController._show_live`: the panes switch to the analyzer's
-   :meth:`~engine.analysis.live.LiveAnalysis.provisional` analysis, empty and growing;
+   :meth:`~callscope.engine.analysis.live.LiveAnalysis.provisional` analysis, empty and growing;
 3. :meth:`LiveController._received`: items are only queued (the source may be
    between two reads, or on another thread's signal); at most once per frame
    :meth:`LiveController._flush` feeds them for at most :data:`FEED_BUDGET_S`,
@@ -92,7 +92,7 @@ class LiveController(QObject, Generic[Item]):
         self._pending: list[Item] = []
         self._before: tuple | None = None
         self._feed = FrameThrottle(self._flush, parent=self)
-        self._gc_hold = FullCollectionHold()  # no full GC pause while the stream grows (see engine.core.bulk)
+        self._gc_hold = FullCollectionHold()  # no full GC pause while the stream grows (see callscope.engine.core.bulk)
         # The next feed waits for the panes to have drawn this one: analysis and redraw never share a turn.
         session.growthShown.connect(self._after_growth)
 

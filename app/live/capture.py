@@ -1,6 +1,6 @@
 """The Capture source: point callscope at a live OpenAI-compatible server and watch its stream.
 
-:class:`CaptureController` runs :class:`~engine.capture.client.StreamCapture`
+:class:`CaptureController` runs :class:`~callscope.engine.capture.client.StreamCapture`
 on the Qt event loop through qasync (no thread: the client is async). The
 client's line sink only queues (and the recorder only queues during bursts);
 the GUI-side :class:`callscope.engine.streams.conformance.CaptureAnalyzer` is fed by

@@ -1,15 +1,15 @@
 """The Proxy source: a recording proxy started from the window (or a session folder watched), its turns live.
 
-:class:`ProxyController` either runs a :class:`~engine.capture.proxy.ProxyServer`
+:class:`ProxyController` either runs a :class:`~callscope.engine.capture.proxy.ProxyServer`
 on the Qt event loop through qasync (no thread: the proxy is asyncio, and its
 observer calls arrive on the GUI thread), or watches a session folder a
-``callscope proxy --record-dir`` writes (:class:`~engine.inspector.proxy_turns.SessionReader`,
-polled). Either way the turns are a :class:`~engine.inspector.proxy_turns.TurnList`
+``callscope proxy --record-dir`` writes (:class:`~callscope.engine.inspector.proxy_turns.SessionReader`,
+polled). Either way the turns are a :class:`~callscope.engine.inspector.proxy_turns.TurnList`
 the pane (:mod:`callscope.panes.proxy_view`) lists as they happen.
 
 One turn at a time is in the panes. A turn still streaming is shown like a
 live capture (the shared :class:`~.base.LiveController` lifecycle feeds a
-:class:`~engine.streams.conformance.CaptureAnalyzer` at most once per frame);
+:class:`~callscope.engine.streams.conformance.CaptureAnalyzer` at most once per frame);
 when it ends, the proxy's own verdict (the one ``callscope replay`` of its
 recording gives) replaces the growing view. The newest streamed turn is
 followed while the panes show the proxy's turns; once the user opens

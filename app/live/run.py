@@ -3,7 +3,7 @@
 The worker (:mod:`.run_worker`) owns the model on its own thread and decodes;
 this controller lives on the GUI thread, so its worker-signal slots run there.
 When the prompt is ready the worker sends a :class:`~.run_worker.RunPlan`
-and the GUI builds its own :class:`~engine.analysis.analyzer.Analyzer` of the
+and the GUI builds its own :class:`~callscope.engine.analysis.analyzer.Analyzer` of the
 same bytes (it never touches the worker's objects); tokens then arrive through
 the worker's :class:`~.token_buffer.TokenBuffer` and follow the shared
 lifecycle of :class:`~.base.LiveController`. When the worker finishes, its

@@ -36,8 +36,8 @@ class RunRequest:
     seed: int = 7
     record: str | None = None
     name: str = "run"
-    demo: str | None = None  # a demo preset's forced-call settings and sampling (engine.decode.demos)
-    #: A chat template to prompt with (engine.decode.templates.ChatTemplate; the Template pane's), else the model's.
+    demo: str | None = None  # a demo preset's forced-call settings and sampling (callscope.engine.decode.demos)
+    #: A chat template to prompt with (callscope.engine.templates.chat.ChatTemplate; the Template pane's), else the model's.
     template: Any = None
 
 
@@ -59,7 +59,7 @@ class RunWorker(QObject):
     phase = Signal(str)
     prepared = Signal(object)  # RunPlan
     tokensReady = Signal()  # new tokens in :attr:`buffer` (at most one notification in flight)
-    finished = Signal(object)  # engine.decode.session.LiveResult
+    finished = Signal(object)  # callscope.engine.decode.session.LiveResult
     failed = Signal(str)
 
     def __init__(self) -> None:
@@ -72,7 +72,7 @@ class RunWorker(QObject):
     @Slot(object)
     def run(self, request: RunRequest) -> None:
         try:
-            from callscope.engine.decode.errors import DecodeError
+            from callscope.engine.core.errors import DecodeError
         except ImportError as exc:  # pragma: no cover - decode engine missing
             self.failed.emit(f"live runs are not available in this build: {exc}")
             return
@@ -113,7 +113,8 @@ class RunWorker(QObject):
         self.finished.emit(result)
 
     def _load(self, path: str | None) -> Any:
-        from callscope.engine.decode.model import default_model_path, load_model
+        from callscope.engine.core.gguf import default_model_path
+        from callscope.engine.decode.model import load_model
 
         key = path or default_model_path()
         if self._model is None or self._model_key != key:

@@ -1,6 +1,6 @@
 """The one object every pane listens to: which analysis is shown, where the cursor is.
 
-It adapts :class:`engine.inspector.state.InspectorState` to Qt signals. State
+It adapts :class:`callscope.engine.inspector.state.InspectorState` to Qt signals. State
 changes (cursor, hover, a live run growing) are cheap and frequent; the
 signals that make panes redraw go out at most once per frame through
 :class:`FrameThrottle`. Loading never replaces the current view until the new

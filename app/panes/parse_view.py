@@ -1,6 +1,6 @@
 """The partial parse at the cursor: content, reasoning, and each call's name and arguments so far.
 
-At the top, the step's diff (:mod:`engine.inspector.step_diff`): what this
+At the top, the step's diff (:mod:`callscope.engine.inspector.step_diff`): what this
 step added, what went out on the wire for it, and what is withheld and why
 (append-only broken, an unnamed call holding back later ones, a held partial
 marker). Below, the parse: what the step changed is highlighted (appended text

@@ -1,6 +1,6 @@
 """Playback controls: transport buttons, scrub slider, position readout, speed and loop.
 
-:class:`PlaybackDriver` turns :class:`engine.inspector.playback.PlaybackClock`
+:class:`PlaybackDriver` turns :class:`callscope.engine.inspector.playback.PlaybackClock`
 decisions into cursor moves on a single-shot timer scheduled for exactly when
 the next position is due (so 1x reproduces the recording's timing), or on
 every event-loop turn for "as fast as possible". Moving the cursor by hand

@@ -1,6 +1,6 @@
 """The Proxy pane: the proxy's turns as they happen, one line each; activating one opens it in the panes.
 
-Thin: the rows are :class:`~engine.inspector.proxy_turns.TurnRow` from the
+Thin: the rows are :class:`~callscope.engine.inspector.proxy_turns.TurnRow` from the
 :class:`~callscope.live.proxy.ProxyController`; the line is the one
 ``callscope proxy`` prints. A turn still streaming is dimmed, one that broke a
 rule or failed is marked.

@@ -1,7 +1,7 @@
 """The strip above the timeline: what is shown (source, run, format, policy) and its verdict at a glance.
 
 A recording of the fixture library also says what it demonstrates and whether the verdict it documents
-still holds (:mod:`engine.inspector.expected`). A cut stream (cancelled, failed) is never shown as a pass.
+still holds (:mod:`callscope.engine.inspector.expected`). A cut stream (cancelled, failed) is never shown as a pass.
 """
 
 from __future__ import annotations

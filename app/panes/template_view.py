@@ -1,6 +1,6 @@
 """The Template pane: how a chat template writes a tool call, which parser reads it, and whether it comes back.
 
-Everything shown is computed by :func:`~engine.inspector.template_state.template_state`
+Everything shown is computed by :func:`~callscope.engine.inspector.template_state.template_state`
 (the analysis ``callscope template FILE --check`` prints); this pane draws it:
 the parser and why, the round-trip verdict as a badge, the rendered call with
 its markers, names and keys coloured, each checked call turn coloured by what

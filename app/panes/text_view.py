@@ -3,7 +3,7 @@
 Static colouring (alternating token shades, colour by what the parser made of
 each character: markup, argument text, content, reasoning) is applied once per
 document by a syntax highlighter reading
-:class:`engine.inspector.text_spans.TextSpans`, whose kinds come from the
+:class:`callscope.engine.inspector.text_spans.TextSpans`, whose kinds come from the
 parse events, never from a pattern over the text. What moves with the cursor
 (the highlighted token, the dimmed future, the text the parser holds back,
 the span of a picked chunk) is extra selections, so a cursor move never

@@ -1,2 +1,2 @@
 """What the whole Qt layer shares and no pane owns: colours and fonts, icons, the per-frame
-throttle, the error presenter and the export writers."""
+throttle, the error reporter and the export writers."""

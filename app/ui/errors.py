@@ -1,6 +1,6 @@
 """Every failure a user can cause ends here: one dialog, and the window stays usable.
 
-Tests replace :meth:`ErrorPresenter.show_error` to capture what would be
+Tests replace :meth:`ErrorReporter.show_error` to capture what would be
 shown instead of blocking on a modal dialog.
 """
 
@@ -30,7 +30,7 @@ def gui_wording(message: str) -> str:
     return message
 
 
-class ErrorPresenter(QObject):
+class ErrorReporter(QObject):
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self.window = window

@@ -170,7 +170,7 @@ class Analyzer:
     """Feeds one stream through a parser and a policy (plus the atomic baseline).
 
     Recordings call :meth:`feed_bytes`/:meth:`feed_parse` and :meth:`finish`. A live
-    model run also uses the :class:`~engine.analysis.live.LiveAnalysis` side
+    model run also uses the :class:`~callscope.engine.analysis.live.LiveAnalysis` side
     (:meth:`feed`, :meth:`provisional`, :meth:`refresh`) so the GUI can show it grow.
     """
 

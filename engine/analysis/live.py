@@ -5,7 +5,7 @@ whatever comes next) ends in the same panes, so the GUI drives them all the
 same way: it feeds what arrived, shows :meth:`LiveAnalysis.provisional` at
 once and :meth:`LiveAnalysis.refresh`-es it after each batch, and on a failure
 keeps what was received through :meth:`LiveAnalysis.finish`. Only the item fed
-differs: a decoded token for :class:`~engine.analysis.analyzer.Analyzer`, a
+differs: a decoded token for :class:`~callscope.engine.analysis.analyzer.Analyzer`, a
 received line for :class:`callscope.engine.streams.conformance.CaptureAnalyzer`.
 
 The interface lives here, below both analyzers and the GUI state, so that

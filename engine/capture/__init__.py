@@ -1,11 +1,11 @@
 """Wire capture: stream a server's answer (chat completions, Responses, Anthropic), record it, and check it.
 
-- :mod:`engine.capture.request`: the request (URL, body, TLS, timeouts, key *variable name*);
-- :mod:`engine.capture.client`: the async reader that stamps each line before anything parses it;
-- :mod:`engine.capture.recording`: capture traces, written live (read back by
+- :mod:`callscope.engine.capture.request`: the request (URL, body, TLS, timeouts, key *variable name*);
+- :mod:`callscope.engine.capture.client`: the async reader that stamps each line before anything parses it;
+- :mod:`callscope.engine.capture.recording`: capture traces, written live (read back by
   :mod:`callscope.engine.recordings.capture_trace`; the stream itself is judged by
   :mod:`callscope.engine.streams.conformance`, which needs no HTTP);
-- :mod:`engine.capture.redact`: the one place the API key and URL credentials are masked, everywhere.
+- :mod:`callscope.engine.capture.redact`: the one place the API key and URL credentials are masked, everywhere.
 
 Its benchmark (loopback throughput against a bare httpx reader) is ``callscope bench capture``,
 :mod:`callscope.benchmarks.capture`.

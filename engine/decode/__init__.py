@@ -2,16 +2,17 @@
 
 Modules, one job each:
 
-* :mod:`~engine.decode.model` -- find/check/load a GGUF, read its metadata without weights.
-* :mod:`~engine.decode.templates` -- sandboxed Jinja chat templates, capability probes, format detection.
-* :mod:`~engine.decode.prompting` -- choose template + wire format for a request and render the prompt.
-* :mod:`~engine.decode.demos` -- the demo presets (``write-file``, the default; ``quick``): request and forcing.
-* :mod:`~engine.decode.messages` -- the demo conversation; loading/validating a messages file.
-* :mod:`~engine.decode.grammar` -- GBNF that forces a real tool call in a format (``--force-tool``).
-* :mod:`~engine.decode.loop` -- the token generator (:class:`~engine.decode.loop.Generation`).
-* :mod:`~engine.decode.session` -- a live run: loop + Analyzer + trace recording (:class:`~engine.decode.session.LiveRun`).
-* :mod:`~engine.decode.progress` -- hooks for the slow steps (model load, prompt evaluation, each token): status lines.
-* :mod:`~engine.decode.errors` -- typed, one-line errors for the CLI and the GUI.
+* :mod:`~callscope.engine.decode.model` -- load a GGUF with llama-cpp-python (its metadata: :mod:`callscope.engine.core.gguf`).
+* :mod:`~callscope.engine.decode.prompting` -- choose template + wire format for a request and render the prompt.
+* :mod:`~callscope.engine.decode.demos` -- the demo presets (``write-file``, the default; ``quick``): request and forcing.
+* :mod:`~callscope.engine.decode.messages` -- the demo conversation; loading/validating a messages file.
+* :mod:`~callscope.engine.decode.grammar` -- GBNF that forces a real tool call in a format (``--force-tool``).
+* :mod:`~callscope.engine.decode.loop` -- the token generator (:class:`~callscope.engine.decode.loop.Generation`).
+* :mod:`~callscope.engine.decode.session` -- a live run: loop + Analyzer + trace recording (:class:`~callscope.engine.decode.session.LiveRun`).
+* :mod:`~callscope.engine.decode.progress` -- hooks for the slow steps (model load, prompt evaluation, each token): status lines.
+
+Chat templates (rendering, reading, ``--format auto``) live in :mod:`callscope.engine.templates`, the
+one-line errors every input problem raises in :mod:`callscope.engine.core.errors`.
 
 A GUI worker thread does: ``model = load_model(path)``; ``live = LiveRun(model, RunSettings(...))``;
 ``result = live.run(stop_event, on_token)``, all on that thread (a ``Llama`` is not thread-safe).

@@ -17,7 +17,7 @@ bound, so the bound, not the seed, sets the length.) ``quick`` is the earlier de
 calls to the weather and file tools, done in two seconds, where most of the
 first-delta time is prompt evaluation.
 
-``max_string`` (the forced run's bound on strings, :func:`~engine.decode.grammar.tighten`)
+``max_string`` (the forced run's bound on strings, :func:`~callscope.engine.decode.grammar.tighten`)
 belongs to the preset's own tools: ``write_file`` bounds its ``path`` itself
 and leaves ``content`` to this bound. With other tools the ordinary bound
 applies (:meth:`DemoPreset.max_string_for`), so a tool with an unbounded string
@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from callscope.engine.core.errors import DecodeError
 from callscope.engine.core.shipped import resource
 from callscope.engine.core.tools import parse_tools
-from callscope.engine.decode.errors import DecodeError
 
 #: The forced run's string bound when nothing raises it (``build_tool_grammar``'s own default).
 DEFAULT_MAX_STRING = 24
@@ -72,7 +72,7 @@ class DemoPreset:
         return self.max_string if tools == self.tools() else DEFAULT_MAX_STRING
 
     def run_options(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-        """The :class:`~engine.decode.session.RunSettings` fields this demo sets, for a run with ``tools``."""
+        """The :class:`~callscope.engine.decode.session.RunSettings` fields this demo sets, for a run with ``tools``."""
         return {
             "max_calls": self.max_calls,
             "min_calls": self.min_calls,

@@ -4,7 +4,7 @@ A 135M model does not call tools on its own; constrained sampling makes it.
 The grammar has two halves. The format's wire syntax (markers, the JSON call
 object or XML parameter blocks, whether a short content line may come first,
 how several calls are laid out) is the envelope its spec declares
-(:class:`~engine.formats._kit.gbnf.Envelope`); this module never names a
+(:class:`~callscope.engine.formats._kit.gbnf.Envelope`); this module never names a
 format. The argument rules come from each tool's JSON schema, through
 llama-cpp-python's ``SchemaConverter`` (``$ref``/``$defs`` resolved first, so
 Pydantic and ``pydantic_function_tool`` schemas work). The model still chooses
@@ -34,11 +34,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from callscope.engine.decode.errors import GrammarError, ToolChoiceError
-from callscope.engine.formats import all_specs, get_spec
-from callscope.engine.formats._kit.gbnf import CannotForce, Envelope, ParameterRule, lit
-from callscope.engine.formats._kit.parser import declared_type
-from callscope.engine.formats._kit.spec import FormatSpec
+from callscope.engine.core.errors import GrammarError, ToolChoiceError
+from callscope.engine.formats import (
+    CannotForce,
+    Envelope,
+    FormatSpec,
+    ParameterRule,
+    all_specs,
+    declared_type,
+    get_spec,
+    lit,
+)
 
 OFF = "off"
 ANY = "any"
@@ -346,7 +352,7 @@ class _Rules:
 
 
 class _ToolArguments:
-    """One tool's argument rules, built on request (:class:`~engine.formats._kit.gbnf.ArgumentRules`)."""
+    """One tool's argument rules, built on request (:class:`~callscope.engine.formats._kit.gbnf.ArgumentRules`)."""
 
     def __init__(self, rules: _Rules, index: int, tool: dict[str, Any]) -> None:
         self._rules = rules

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from callscope.engine.core.causes import CANCELLED, ERROR, LENGTH, STOP
-from callscope.engine.decode.errors import PromptTooLong
+from callscope.engine.core.errors import PromptTooLong
 from callscope.engine.decode.model import LoadedModel
 from callscope.engine.decode.progress import NO_PROGRESS, DecodeProgress
 
@@ -161,7 +161,7 @@ class Generation:
     wants. A llama.cpp failure mid-generation ends it with cause ``error``
     (message in ``stats.error``) instead of raising: the tokens so far remain
     valid and are analysed. ``progress`` hears when the prompt evaluation
-    starts and of every token (a status line; see :mod:`~engine.decode.progress`).
+    starts and of every token (a status line; see :mod:`~callscope.engine.decode.progress`).
     """
 
     def __init__(

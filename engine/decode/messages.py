@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from callscope.engine.core.errors import MessagesError
 from callscope.engine.core.files import parse_json, read_document
 from callscope.engine.core.tools import ToolsError, validate_tools
 from callscope.engine.decode.demos import get_demo
-from callscope.engine.decode.errors import MessagesError
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "ipython")
 
-#: The default demo's request (:mod:`~engine.decode.demos`): `callscope run` with no arguments asks for a long file.
+#: The default demo's request (:mod:`~callscope.engine.decode.demos`): `callscope run` with no arguments asks for a long file.
 DEFAULT_PROMPT = get_demo().prompt
 
 

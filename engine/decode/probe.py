@@ -7,7 +7,7 @@ whole process with it: the CLI prints ``Fatal Python error: Illegal
 instruction``, the window vanishes. So before the first in-process load of a
 given build, :func:`ensure_backend` runs a child process that loads the
 packaged model and decodes one token. A crash there becomes a
-:class:`~callscope.engine.decode.errors.BackendBroken` with one line saying
+:class:`~callscope.engine.core.errors.BackendBroken` with one line saying
 what happened (the signal) and how to rebuild; the caller (``callscope run``,
 the GUI's worker) shows it and lives on.
 
@@ -30,7 +30,7 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from callscope.engine.decode.errors import BackendBroken
+from callscope.engine.core.errors import BackendBroken
 
 #: Set in the child's environment by tests: the child raises this signal after loading llama.cpp,
 #: standing in for a build that uses instructions the CPU refuses (a real SIGILL needs such a CPU).
@@ -187,8 +187,8 @@ def ensure_backend(model_path: str | None = None) -> None:
 
 
 def _probe_model(fallback: str | None) -> str | None:
-    from callscope.engine.decode.errors import ModelNotFound
-    from callscope.engine.decode.model import default_model_path
+    from callscope.engine.core.errors import ModelNotFound
+    from callscope.engine.core.gguf import default_model_path
 
     try:
         return default_model_path()

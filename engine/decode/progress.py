@@ -2,8 +2,8 @@
 
 Loading weights, hashing the model file for a recording and evaluating the
 prompt can each take seconds, and before the first token nothing else shows
-that anything is happening. :func:`~engine.decode.model.load_model`,
-:class:`~engine.decode.session.LiveRun` and :class:`~engine.decode.loop.Generation`
+that anything is happening. :func:`~callscope.engine.decode.model.load_model`,
+:class:`~callscope.engine.decode.session.LiveRun` and :class:`~callscope.engine.decode.loop.Generation`
 call these hooks; the base class ignores them all, so the engine never checks
 for ``None`` and a caller overrides only what it shows. Every hook runs on the
 thread that owns the model; :meth:`DecodeProgress.token` runs once per token
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from callscope.engine.decode.model import ModelInfo
+    from callscope.engine.core.gguf import ModelInfo
 
 
 class DecodeProgress:

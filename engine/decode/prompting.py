@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from callscope.engine.decode.errors import DecodeError
-from callscope.engine.decode.model import ModelInfo
-from callscope.engine.decode.templates import (
+from callscope.engine.core.errors import DecodeError
+from callscope.engine.core.gguf import ModelInfo
+from callscope.engine.formats import FORMAT_IDS, UnknownFormat
+from callscope.engine.templates.chat import (
     ChatTemplate,
     FormatDetection,
     TemplateCaps,
@@ -22,7 +23,6 @@ from callscope.engine.decode.templates import (
     prepare_messages,
     probe_caps,
 )
-from callscope.engine.formats import FORMAT_IDS, UnknownFormat
 
 AUTO = "auto"
 
@@ -121,7 +121,7 @@ def choose_template(
 
 def _auto(template: ChatTemplate, caps: TemplateCaps, model: ModelInfo | None) -> FormatDetection:
     """``--format auto`` for a template: its dedicated parser if it reads the template back, else a derived one."""
-    from callscope.engine.decode.format_choice import choose_format  # the analysis only when a template is given
+    from callscope.engine.templates.format_choice import choose_format  # the analysis only when a template is given
 
     bos, eos = (model.bos_token, model.eos_token) if model is not None else ("", "")
     return choose_format(template, caps, bos_token=bos, eos_token=eos).detection

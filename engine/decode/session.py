@@ -1,6 +1,6 @@
 """A live run: prompt, forced-call grammar, token loop, live analysis and trace recording together.
 
-Each token goes to :meth:`engine.analysis.Analyzer.feed_bytes` the moment it
+Each token goes to :meth:`callscope.engine.analysis.analyzer.Analyzer.feed_bytes` the moment it
 is decoded, with its real time, so the report's ``ttfd.streaming`` is when the
 first tool-call chunk would have left the server and ``ttfd.atomic`` when the
 old emit-at-the-end path would have sent it. With ``record`` set, the same
@@ -9,7 +9,7 @@ arrive; ``callscope replay`` of that file reproduces the report exactly (times
 are rounded to the trace's microsecond precision before analysis for that).
 
 Everything that can be wrong with the inputs fails in :class:`LiveRun`'s
-constructor with a :class:`~engine.decode.errors.DecodeError`, before any token
+constructor with a :class:`~callscope.engine.core.errors.DecodeError`, before any token
 is generated. Run it on the thread that owns the model.
 """
 
@@ -23,17 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from callscope.engine.analysis.analyzer import Analysis, Analyzer, SourceInfo
+from callscope.engine.core.errors import DecodeError
 from callscope.engine.core.wire import StreamIdentity
-from callscope.engine.decode.errors import DecodeError
 from callscope.engine.decode.grammar import ANY, ForcedGrammar, build_tool_grammar, compile_grammar
 from callscope.engine.decode.loop import Generation, GenerationStats, SamplerSettings, TokenStep, tokenize_prompt
 from callscope.engine.decode.model import LoadedModel, file_sha256
 from callscope.engine.decode.progress import NO_PROGRESS, DecodeProgress
 from callscope.engine.decode.prompting import AUTO, PromptPlan, plan_prompt
-from callscope.engine.decode.templates import ChatTemplate
 from callscope.engine.formats import make_parser, prompt_opens_reasoning
 from callscope.engine.policies import POLICY_IDS
 from callscope.engine.recordings.trace import TraceHeader, TraceWriter
+from callscope.engine.templates.chat import ChatTemplate
 
 #: Called after each token was analysed (and recorded): the GUI's hook; may set the stop flag.
 TokenCallback = Callable[[TokenStep, Analyzer], None]

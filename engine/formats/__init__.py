@@ -8,7 +8,7 @@ and fixture text), its grammar envelopes for forced calls, how a chat template
 shows it (with a priority that keeps llama.cpp's detection order) and its
 built-in template. Nothing else in callscope names a format: the grammar, the
 template detection, the samples and the capture checker loop over the specs.
-Shared parser machinery lives in :mod:`engine.formats._kit`.
+Shared parser machinery lives in :mod:`callscope.engine.formats._kit`.
 
 Adding a format:
 
@@ -29,12 +29,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from callscope.engine.formats._kit.gbnf import CallsLayout, Envelope
-from callscope.engine.formats._kit.parser import FormatParser
+# What a spec and a forced-call grammar are made of: public here, so no package outside formats/ imports _kit.
+from callscope.engine.formats._kit.gbnf import CallsLayout, CannotForce, Envelope, ParameterRule, lit
+from callscope.engine.formats._kit.parser import FormatParser, declared_type
 from callscope.engine.formats._kit.registry import FormatTable, LiveView, UnknownFormat
 from callscope.engine.formats._kit.spec import FormatSpec, Markers, TemplateSign
 
-#: The built-in formats, one line each: the module of ``engine.formats`` named by the format id.
+#: The built-in formats, one line each: the module of ``callscope.engine.formats`` named by the format id.
 BUILTIN: tuple[str, ...] = (
     "hermes",
     "qwen3_coder",
@@ -156,15 +157,19 @@ __all__ = [
     "BUILTIN",
     "FORMAT_IDS",
     "CallsLayout",
+    "CannotForce",
     "Envelope",
     "FormatParser",
     "FormatSpec",
     "Markers",
+    "ParameterRule",
     "TemplateSign",
     "UnknownFormat",
     "all_specs",
+    "declared_type",
     "get_spec",
     "leak_markers",
+    "lit",
     "live_view",
     "make_parser",
     "markers_view",

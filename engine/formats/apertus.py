@@ -6,10 +6,10 @@ is the tool's name and whose value is its arguments; reasoning between
 
     [<|inner_prefix|> reasoning <|inner_suffix|>] content <|tools_prefix|> [ {NAME: {...}}, ... ] <|tools_suffix|> content
 
-Elements are read by :class:`~engine.formats._kit.call_array.NameKeyReader`:
+Elements are read by :class:`~callscope.engine.formats._kit.call_array.NameKeyReader`:
 the key is complete when its value starts, so the call opens named and its
 arguments stream verbatim from their ``{``. The rules for bad input are those
-of :mod:`engine.formats._kit.call_blocks` (an element that is not an object
+of :mod:`callscope.engine.formats._kit.call_blocks` (an element that is not an object
 with one key is not a call; a cut-off array keeps its last call's arguments so
 far; a missing ``<|tools_suffix|>`` lets content resume after the array).
 """

@@ -7,10 +7,10 @@ content, then the reasoning, then the calls)::
     content [<thinking> reasoning </thinking>] content <tool_calls> [ {call}, ... ] </tool_calls> content
 
 The call objects are ``{"name": ..., "arguments": ..., "id": ...}``, read by
-:class:`~engine.formats._kit.json_call_machine.CallReader` (arguments stream
+:class:`~callscope.engine.formats._kit.json_call_machine.CallReader` (arguments stream
 verbatim; an ``"id"`` written after the name is not the call's id, which goes
 out with the call's first delta). The rules for bad input are those of
-:mod:`engine.formats._kit.call_blocks`.
+:mod:`callscope.engine.formats._kit.call_blocks`.
 """
 
 from __future__ import annotations

@@ -6,13 +6,13 @@ Grammar (llama.cpp's Command R7B handler)::
     ( <|START_RESPONSE|> content <|END_RESPONSE|> | <|START_ACTION|> [ {call}, ... ] <|END_ACTION|> | content )
 
 Call objects are ``{"tool_call_id": ..., "tool_name": ..., "parameters":
-...}``, read by :class:`~engine.formats._kit.json_call_machine.CallReader`
+...}``, read by :class:`~callscope.engine.formats._kit.json_call_machine.CallReader`
 with Cohere's keys: the model writes ``tool_call_id`` first, so it is complete
 before the call opens and becomes the call's id (it goes out with the first
 delta and never changes); ``parameters`` stream verbatim. The response markers
 are removed from content, and so are citations (``<co>`` ... ``</co: 0:[1]>``,
 as vLLM strips them), in content and reasoning alike. The rules for bad input
-are those of :mod:`engine.formats._kit.call_blocks`.
+are those of :mod:`callscope.engine.formats._kit.call_blocks`.
 """
 
 from __future__ import annotations

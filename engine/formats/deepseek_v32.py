@@ -11,7 +11,7 @@ Wire format (``｜`` is U+FF5C; content first, reasoning before it in thinking m
     </｜DSML｜invoke>
     </｜DSML｜function_calls>
 
-The parser is :class:`~engine.formats._kit.invoke_xml.InvokeXmlMachine` (every rule is in its
+The parser is :class:`~callscope.engine.formats._kit.invoke_xml.InvokeXmlMachine` (every rule is in its
 docstring) with DSML's tags, as llama.cpp's DeepSeek V3.2 handler and vLLM's ``deepseek_v32``
 parser read them:
 
@@ -48,7 +48,7 @@ PARAMETER_END = f"</{DSML}parameter>"
 
 
 class Parser(InvokeXmlMachine):
-    """Incremental DeepSeek V3.2 DSML parser (see :mod:`engine.formats._kit.invoke_xml` for the rules)."""
+    """Incremental DeepSeek V3.2 DSML parser (see :mod:`callscope.engine.formats._kit.invoke_xml` for the rules)."""
 
     block_opens = (FUNCTION_CALLS, TOOL_CALLS)
     block_closes = (FUNCTION_CALLS_END, TOOL_CALLS_END)

@@ -6,7 +6,7 @@ anywhere in the text; everything else is content::
     content  ( TOOL_CALL [ws] [:] [ws] {call} [ws]  content )*
 
 The original server only recognised a call once its JSON object had closed;
-here the object is read by :class:`~engine.formats._kit.json_call_machine.CallObjectScan`
+here the object is read by :class:`~callscope.engine.formats._kit.json_call_machine.CallObjectScan`
 as it is written, so the name goes out as soon as it is complete and the
 arguments stream verbatim (see that module for the exact rules). Whitespace
 after a call object is skipped. A trailing ``T``, ``TOOL_C``... is held back

@@ -10,7 +10,7 @@ As llama.cpp's Functionary v3.1 handler reads it (``common_chat_parse_functionar
 * ``<function=NAME>`` opens a call named NAME (``[A-Za-z0-9_.-]+``, at most :data:`NAME_LIMIT`
   characters; anything else and the marker is content, scanning resumes right after it). The
   JSON value after ``>`` streams verbatim as the arguments, read by the resumable JSON scanner
-  (:class:`~engine.formats._kit.json_call_machine.ArgumentsValueScan`), so ``</function>`` inside
+  (:class:`~callscope.engine.formats._kit.json_call_machine.ArgumentsValueScan`), so ``</function>`` inside
   a JSON string is argument text. ``</function>`` must follow the value (after whitespace);
   otherwise the call ends with the value and what follows is content. A JSON syntax error ends
   the call with the arguments so far and content resumes at the error.

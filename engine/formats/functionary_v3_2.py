@@ -10,7 +10,7 @@ with ``>>>``, so the first recipient comes without it)::
 
 The call opens at its ``{`` with its name complete and the model's object
 streams verbatim as the arguments (see
-:class:`~engine.formats._kit.json_call_machine.ArgumentsValueScan`). Raw
+:class:`~callscope.engine.formats._kit.json_call_machine.ArgumentsValueScan`). Raw
 ``python`` code streams as the JSON of ``{"code": "..."}``: the head at
 once, every character escaped as it arrives, ``"}`` at the end of generation.
 A recipient header is never content.

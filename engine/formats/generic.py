@@ -7,7 +7,7 @@ for exactly one, this parser reads whichever members appear, in order)::
     {"tool_call": {"name": ..., "arguments": {...}}}                       one call
     {"response": "..."}                                                    a plain answer
 
-Calls are read by :class:`~engine.formats._kit.json_call_machine.CallReader` (arguments
+Calls are read by :class:`~callscope.engine.formats._kit.json_call_machine.CallReader` (arguments
 stream verbatim; an ``"id"`` counts only if written before the name and
 arguments, and llama.cpp's schema puts it last). ``"response"`` is content:
 a string streams decoded as it arrives; any other value streams as its raw

@@ -10,7 +10,7 @@ object instead. The generation may end with ``</s>``::
     content <|function_call|> ws {call} ...
 
 The object is read by
-:class:`~engine.formats._kit.json_call_machine.CallObjectScan` (arguments
+:class:`~callscope.engine.formats._kit.json_call_machine.CallObjectScan` (arguments
 stream verbatim). ``<|message_sep|>`` is never content; the whitespace after
 it is layout. GigaChat calls one function per turn (the forced grammar asks
 for one); a second header starts a second call.

@@ -18,7 +18,7 @@ As llama.cpp's GLM 4.5 handler and vLLM's ``glm45``/``glm47`` parsers read it:
   is malformed: the opener is content.
 * Each ``<arg_key>KEY</arg_key>`` followed (after whitespace) by ``<arg_value>`` starts a
   parameter: ``"KEY":`` goes out then, and the value streams as JSON typed by the request's
-  schema (:class:`~engine.formats._kit.xml_values.TypedArguments`: a string is its raw text,
+  schema (:class:`~callscope.engine.formats._kit.xml_values.TypedArguments`: a string is its raw text,
   escaped, with every space kept; another declared type its raw JSON; an undeclared one is held
   and written as JSON if it parses, else as a string; ``True``/``False``/``None`` become JSON).
 * ``</arg_value>`` closes a value only when what follows it (after whitespace) is the next

@@ -6,14 +6,14 @@ marker, which ends the turn; thinking mode wraps the answer in tags)::
     [<think> reasoning </think>] [<response>] content [</response>] [<|tool_call|> [ {call}, ... ]] content
 
 The call objects are ``{"name": ..., "arguments": ...}`` and are read by
-:class:`~engine.formats._kit.json_call_machine.CallReader` (arguments stream
+:class:`~callscope.engine.formats._kit.json_call_machine.CallReader` (arguments stream
 verbatim as the model writes them). ``<response>`` and ``</response>`` are
 removed from content, as llama.cpp does. Granite 3.1 may write the marker as the
 plain text ``<tool_call>``; followed by the array it opens the calls the same way
 (vLLM's ``granite`` parser strips either). The marker has no closer: whatever
 follows the array is content. The rules for bad input (a marker that is not
 followed by calls is content, verbatim; a call cut short keeps its arguments)
-are those of :mod:`engine.formats._kit.call_blocks`.
+are those of :mod:`callscope.engine.formats._kit.call_blocks`.
 """
 
 from __future__ import annotations

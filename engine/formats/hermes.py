@@ -18,7 +18,7 @@ dropped (it is a control marker, never prose), whitespace after it is
 skipped, and the text before it, already streamed, stays content.
 
 Tool calls: ``<tool_call>`` opens a block; the JSON call object inside is read
-by :class:`~engine.formats._kit.json_call_machine.CallObjectScan` (the arguments stream
+by :class:`~callscope.engine.formats._kit.json_call_machine.CallObjectScan` (the arguments stream
 verbatim, see that module for the exact rules). After the object, whitespace
 and ``</tool_call>`` are consumed, then whitespace. Text inside reasoning is
 never a call.

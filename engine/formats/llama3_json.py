@@ -9,7 +9,7 @@ and its calls after leading text)::
 
 JSON calls: the call object may use ``"parameters"`` (Llama's key) or
 ``"arguments"``; keys before ``"name"`` (``"type": "function"``) are allowed.
-Arguments stream verbatim: see :mod:`engine.formats._kit.json_call_machine`.
+Arguments stream verbatim: see :mod:`callscope.engine.formats._kit.json_call_machine`.
 ``<|python_tag|>`` is a control token: it is never shown as content, and one
 written in the middle of content starts a call attempt there, as at the start.
 An object in content (``Here is the result: {"name": ...}``) is a call too,
@@ -21,7 +21,7 @@ Built-in tools (Llama 3.1's ``brave_search``, ``wolfram_alpha``,
 ``code_interpreter``, and ``python``): after ``<|python_tag|>``, ``NAME.call(``
 with keyword arguments written as Python literals (llama.cpp reads them as
 JSON values; both read the same for strings and numbers). They are read by
-:class:`~engine.formats._kit.python_args.PythonCall`: the call is the
+:class:`~callscope.engine.formats._kit.python_args.PythonCall`: the call is the
 built-in tool's name, its arguments the JSON object of the keywords, opened
 once the first value has begun validly.
 

@@ -10,7 +10,7 @@ Wire format (content first, optional ``<think>`` reasoning before it)::
     <invoke name="NAME2">...</invoke>
     </minimax:tool_call>
 
-The parser is :class:`~engine.formats._kit.invoke_xml.InvokeXmlMachine` (every rule is in its
+The parser is :class:`~callscope.engine.formats._kit.invoke_xml.InvokeXmlMachine` (every rule is in its
 docstring) with MiniMax's block tags, as llama.cpp's MiniMax-M2 handler and vLLM's
 ``minimax_m2`` parser read them: values typed by the request's schema (a string is its raw text;
 another declared type its JSON; an undeclared one JSON if it parses, else a string, as
@@ -43,7 +43,7 @@ PARAMETER_END = "</parameter>"
 
 
 class Parser(InvokeXmlMachine):
-    """Incremental MiniMax-M2 parser (see :mod:`engine.formats._kit.invoke_xml` for the rules)."""
+    """Incremental MiniMax-M2 parser (see :mod:`callscope.engine.formats._kit.invoke_xml` for the rules)."""
 
     block_opens = (TOOL_CALL,)
     block_closes = (TOOL_CALL_END,)

@@ -13,9 +13,9 @@ same call. (A generation that ends on ``[TOOL_CALLS]NAME`` is content: a name
 cut off by the end cannot be told from a complete one, and names are only
 ever announced complete; vLLM reads it as a call without arguments.)
 
-Array form: the array is read by :class:`~engine.formats._kit.call_array.CallArrayScan`,
+Array form: the array is read by :class:`~callscope.engine.formats._kit.call_array.CallArrayScan`,
 each element a call object read by
-:class:`~engine.formats._kit.json_call_machine.CallReader` (arguments stream verbatim,
+:class:`~callscope.engine.formats._kit.json_call_machine.CallReader` (arguments stream verbatim,
 ``"id"`` is the model's id only if written before the name and arguments;
 Mistral writes it last, so it is normally not used: the id of a call goes out
 with its first delta and never changes). Named form: ``NAME`` is

@@ -5,9 +5,9 @@ Grammar (llama.cpp's Nemotron v2 handler)::
     [<think> reasoning </think>] content <TOOLCALL> [ {call}, ... ] </TOOLCALL> content
 
 The call objects are ``{"name": ..., "arguments": ...}``, read by
-:class:`~engine.formats._kit.json_call_machine.CallReader` (arguments stream
+:class:`~callscope.engine.formats._kit.json_call_machine.CallReader` (arguments stream
 verbatim). Text before and after the block is content (llama.cpp keeps both).
-The rules for bad input are those of :mod:`engine.formats._kit.call_blocks`:
+The rules for bad input are those of :mod:`callscope.engine.formats._kit.call_blocks`:
 ``<TOOLCALL>`` not followed by calls is content, verbatim; an array broken
 after a call is read to ``</TOOLCALL>`` and dropped; a missing closer lets
 content resume after the array.

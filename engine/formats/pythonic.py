@@ -10,7 +10,7 @@ wrap it in ``<|python_start|>``/``<|python_end|>``); LFM2 wraps it in
 
 ``NAME`` is a Python name, dots allowed (``grocery.order``). Keyword
 arguments are Python literals, read by
-:class:`~engine.formats._kit.python_args.PythonArgsScan` and streamed as
+:class:`~callscope.engine.formats._kit.python_args.PythonArgsScan` and streamed as
 their JSON (strings as they are written, numbers and constants once complete,
 see that module). A call opens with its complete name once its first argument
 value has begun validly (or at ``)`` for a call without arguments), so a call

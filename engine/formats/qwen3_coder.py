@@ -10,11 +10,11 @@ Wire format (one or more blocks, content before them, optional ``<think>`` first
     </function>
     </tool_call>
 
-The parser is :class:`~engine.formats._kit.function_xml.FunctionXmlMachine` with the
+The parser is :class:`~callscope.engine.formats._kit.function_xml.FunctionXmlMachine` with the
 ``<tool_call>`` block (Seed-OSS writes the same functions in ``<seed:tool_call>``); its
 docstring has every rule. In short, the JSON arguments are built the way llama.cpp's PEG
 mapper builds them (``common/chat-peg-parser.cpp``), but strictly append-only
-(:mod:`engine.formats._kit.xml_values`):
+(:mod:`callscope.engine.formats._kit.xml_values`):
 
 * ``{`` and the name once ``<function=NAME>`` is complete (the name is final at ``>``);
 * ``"KEY":`` (``,"KEY":`` from the second parameter on) once ``<parameter=KEY>`` is complete;
@@ -57,7 +57,7 @@ TOOL_CALL_END = "</tool_call>"
 
 
 class Parser(FunctionXmlMachine):
-    """Incremental Qwen3-Coder XML parser (see :mod:`engine.formats._kit.function_xml` for the rules)."""
+    """Incremental Qwen3-Coder XML parser (see :mod:`callscope.engine.formats._kit.function_xml` for the rules)."""
 
     block_open = TOOL_CALL
     block_close = TOOL_CALL_END

@@ -9,7 +9,7 @@ Wire format (content first, optional ``<seed:think>`` reasoning before it)::
     </function>
     </seed:tool_call>
 
-The parser is :class:`~engine.formats._kit.function_xml.FunctionXmlMachine` (every rule is in
+The parser is :class:`~callscope.engine.formats._kit.function_xml.FunctionXmlMachine` (every rule is in
 its docstring) with Seed's block and reasoning tags, as llama.cpp's Seed-OSS handler and vLLM's
 ``seed_oss`` parser read them:
 
@@ -48,7 +48,7 @@ EOS = "<seed:eos>"
 
 
 class Parser(FunctionXmlMachine):
-    """Incremental Seed-OSS parser (see :mod:`engine.formats._kit.function_xml` for the rules)."""
+    """Incremental Seed-OSS parser (see :mod:`callscope.engine.formats._kit.function_xml` for the rules)."""
 
     block_open = TOOL_CALL
     block_close = TOOL_CALL_END

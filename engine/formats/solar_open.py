@@ -12,7 +12,7 @@ text outside any channel is content. A call's header is held until
 ``<|tool_call:args|>``: then the call opens with its name and with the id the
 model wrote (``ID``, the call's id from its first delta on), and the JSON
 value after it streams verbatim as the arguments
-(:class:`~engine.formats._kit.json_call_machine.ArgumentsValueScan`).
+(:class:`~callscope.engine.formats._kit.json_call_machine.ArgumentsValueScan`).
 Reasoning is trimmed as llama.cpp does; ``thinking=True`` starts inside it.
 
 Bad input, decided on the text alone: a header without a name (or without

@@ -2,17 +2,17 @@
 
 A person debugging a template wants to see how it writes a call and how the
 parser reads it back. :func:`template_state` runs the same analysis as
-``callscope template FILE --check`` (:func:`~engine.decode.format_choice.choose_format`
+``callscope template FILE --check`` (:func:`~callscope.engine.templates.format_choice.choose_format`
 with the analysis on) and turns it into plain rows the pane only draws:
 
 * the parser ``--format auto`` picks, whether it is dedicated or derived, and why;
 * the learnt format description (:func:`describe`, shared with the CLI printout);
 * the rendered call as the template writes it, its markers, names and keys marked
-  (:func:`~engine.templates.evidence.spans`);
+  (:func:`~callscope.engine.templates.evidence.spans`);
 * the round trip: for every call turn checked, OK or what failed, and the fed
   text coloured by what the chosen parser made of each character (markup,
   argument text per call, content, reasoning), from the parser's own events
-  (:class:`~engine.inspector.text_spans.TextSpans`), never from a pattern;
+  (:class:`~callscope.engine.inspector.text_spans.TextSpans`), never from a pattern;
 * what a live run or a pasted generation needs: the template, the request the
   check renders, whether a generation starts inside reasoning.
 
@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from callscope.engine.decode.templates import ChatTemplate
 from callscope.engine.formats.derived.description import JSON, TAG_TAGGED
 from callscope.engine.templates.analysis import TemplateAnalysis
+from callscope.engine.templates.chat import ChatTemplate
 from callscope.engine.templates.evidence import Span, spans
 from callscope.engine.templates.roundtrip import TOOLS, USER, RoundTrip
 
@@ -115,10 +115,10 @@ class TemplateState:
 
 def template_state(path: str) -> TemplateState:
     """Analyse the template in ``path`` (a ``.jinja``, a ``tokenizer_config.json`` or a GGUF); one-line errors."""
-    from callscope.engine.decode.errors import DecodeError
-    from callscope.engine.decode.format_choice import choose_format
-    from callscope.engine.decode.template_files import read_template_or_model
-    from callscope.engine.decode.templates import probe_caps
+    from callscope.engine.core.errors import DecodeError
+    from callscope.engine.templates.chat import probe_caps
+    from callscope.engine.templates.files import read_template_or_model
+    from callscope.engine.templates.format_choice import choose_format
 
     try:
         found = read_template_or_model(path)

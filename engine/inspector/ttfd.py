@@ -88,7 +88,7 @@ def ttfd_label(analysis: Analysis) -> str:
 
 
 def gain_text(analysis: Analysis) -> str | None:
-    """The gain in the report's one wording (:func:`~engine.analysis.report.ttfd_gain`)."""
+    """The gain in the report's one wording (:func:`~callscope.engine.analysis.report.ttfd_gain`)."""
     return ttfd_gain(analysis)
 
 

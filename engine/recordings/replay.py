@@ -1,6 +1,6 @@
 """Replay any recording: tell what a file holds by its content, and analyse it.
 
-One file gives one :class:`~engine.analysis.Analysis` per stream it holds: a
+One file gives one :class:`~callscope.engine.analysis.analyzer.Analysis` per stream it holds: a
 trace holds one; a byte-prefix fixture file holds one per named fixture; what
 other tools recorded (a raw SSE dump, a HAR file, a mitmproxy flow file: see
 :mod:`.foreign`) holds one capture per event stream found in it.

@@ -84,7 +84,7 @@ class TraceHeader:
     """The request and the circumstances of one recorded generation."""
 
     source: str = "text"  # text | model | capture
-    format: str | None = None  # wire format id (engine.formats), None if unknown
+    format: str | None = None  # wire format id (callscope.engine.formats), None if unknown
     template: str | None = None  # chat template name
     tools: list[dict[str, Any]] | None = None  # the request's OpenAI tools array
     messages: list[dict[str, Any]] | None = None  # the request's messages

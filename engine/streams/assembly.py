@@ -7,7 +7,7 @@ was opened (id, name), arguments were appended, the turn finished. A
 (the vocabulary every pane already draws), judges what every protocol shares
 (markers leaked into content, a call sent atomically, arguments that do not
 parse, an end without its proper finish), and builds the
-:class:`~callscope.engine.analysis.Analysis`. What it assembles is *the call
+:class:`~callscope.engine.analysis.analyzer.Analysis`. What it assembles is *the call
 the stream meant* (a split name joined, a repeated id taken once): client
 profiles (:mod:`.clients`) are compared against it.
 """

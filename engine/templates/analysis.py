@@ -1,10 +1,10 @@
 """A chat template analysed: the format description it teaches, and the evidence for it.
 
 :func:`analyze` renders the template with the variants of
-:mod:`~engine.templates.renders`, finds how it frames the assistant's turn
-(:mod:`~engine.templates.framing`) and how it writes calls
-(:mod:`~engine.templates.calls`), and puts them together as a
-:class:`~engine.formats.derived.description.FormatDescription`. The description
+:mod:`~callscope.engine.templates.renders`, finds how it frames the assistant's turn
+(:mod:`~callscope.engine.templates.framing`) and how it writes calls
+(:mod:`~callscope.engine.templates.calls`), and puts them together as a
+:class:`~callscope.engine.formats.derived.description.FormatDescription`. The description
 is then checked against the renders it came from: a derived parser must read
 every one of them back (one call, two calls, an integer argument, no arguments),
 or there is no description and ``notes`` says why. Plain data, JSON-serialisable.

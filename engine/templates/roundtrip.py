@@ -2,7 +2,7 @@
 
 The template renders an ordinary request (two tools, a turn that calls both)
 the way it renders any history; what the model would have generated after the
-generation prompt is cut out of it (:meth:`~engine.templates.framing.Framing.cut`:
+generation prompt is cut out of it (:meth:`~callscope.engine.templates.framing.Framing.cut`:
 the header and the end-of-turn stop token off, the reasoning close in when the
 prompt opened reasoning) and fed to the parser one byte at a time through the
 incremental policy, exactly as ``replay-text --step byte`` would. It passes

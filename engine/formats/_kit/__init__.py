@@ -1,7 +1,7 @@
 """What the format modules are built from, kept apart from the formats themselves.
 
 A format module (``engine/formats/<id>.py``) is a parser plus one
-:class:`~engine.formats._kit.spec.FormatSpec`; everything it shares with the
+:class:`~callscope.engine.formats._kit.spec.FormatSpec`; everything it shares with the
 other formats lives here:
 
 * :mod:`.spec`: the spec a format declares (markers, writer, grammar envelopes,
@@ -14,7 +14,7 @@ other formats lives here:
 * :mod:`.marker_search`: finding markers without leaking half-typed ones;
 * :mod:`.json_scanner`: the resumable JSON scanner;
 * :mod:`.json_call_machine`: reading ``{"name": ..., "arguments": ...}`` as it is written;
-* :mod:`.registry`: the table of specs behind :mod:`engine.formats`.
+* :mod:`.registry`: the table of specs behind :mod:`callscope.engine.formats`.
 
 Nothing here depends on a particular format (the docstrings name some as examples).
 """

@@ -4,13 +4,13 @@ Granite's ``<|tool_call|>[...]``, Nemotron's ``<TOOLCALL>[...]``, Apriel's
 ``<tool_calls>[...]``, Apertus's ``<|tools_prefix|>[...]``, Command R7B's
 ``<|START_ACTION|>[...]`` and Mistral's ``[TOOL_CALLS][...]`` all write the
 calls of a turn as one JSON array. :class:`CallArrayScan` follows that array
-with one :class:`~engine.formats._kit.json_scanner.JsonScanner` (array at depth
+with one :class:`~callscope.engine.formats._kit.json_scanner.JsonScanner` (array at depth
 0, call objects at 1, their members at 2; anything deeper is skipped, so a
 32 KB argument object costs a couple of regular-expression searches per
 piece) and hands each element to an element reader:
-:class:`~engine.formats._kit.json_call_machine.CallReader` for
+:class:`~callscope.engine.formats._kit.json_call_machine.CallReader` for
 ``{"name": ..., "arguments": ...}`` objects (with the format's
-:class:`~engine.formats._kit.json_call_machine.CallKeys`), or
+:class:`~callscope.engine.formats._kit.json_call_machine.CallKeys`), or
 :class:`NameKeyReader` for Apertus's ``{"NAME": {...}}``.
 
 What the array turned out to be, decided on the text alone (``status``):

@@ -23,7 +23,7 @@ attributes; the rules are the same for all of them:
   dropped the same way (the prompt opened the reasoning: ``thinking=True``
   starts the generation inside it).
 * ``block_open`` starts the calls: a JSON array read by
-  :class:`~engine.formats._kit.call_array.CallArrayScan` with the format's
+  :class:`~callscope.engine.formats._kit.call_array.CallArrayScan` with the format's
   ``element`` reader. Until its first call opens the marker and the array are
   held back; if they stop looking like calls first, the marker is released as
   content and scanning resumes right after it (``<TOOLCALL>not json`` is

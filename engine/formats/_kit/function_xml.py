@@ -8,7 +8,7 @@ content before them, optional reasoning first::
 
     BLOCK_OPEN <function=NAME> <parameter=KEY> VALUE </parameter> ... </function> ... BLOCK_CLOSE
 
-The JSON arguments are built by :class:`~engine.formats._kit.xml_values.TypedArguments`
+The JSON arguments are built by :class:`~callscope.engine.formats._kit.xml_values.TypedArguments`
 (``{`` and the name once ``<function=NAME>`` is complete, ``"KEY":`` once
 ``<parameter=KEY>`` is complete, the value typed by the request's schema as
 it arrives, ``}`` at ``</function>``).

@@ -3,7 +3,7 @@
 ``callscope run`` makes a small model write a genuine call by constraining its
 sampling with a GBNF grammar. The grammar has two halves. The argument rules
 come from each tool's JSON schema and are the same for every format
-(:mod:`engine.decode.grammar` builds them). The envelope is the format's wire
+(:mod:`callscope.engine.decode.grammar` builds them). The envelope is the format's wire
 syntax around them (markers, the JSON call object, XML parameter blocks), and
 it is declared by the format module as one or more :class:`Envelope` values.
 

@@ -17,7 +17,7 @@ Rules (tested per format):
 * The call opens, named, once ``<invoke name="NAME">`` is complete (a name with a newline, ``<``
   or ``>`` in it, empty or longer than :data:`NAME_LIMIT` is malformed: its text is content).
 * ``<parameter name="KEY">`` starts a parameter: ``"KEY":`` goes out and the value streams as
-  JSON (:class:`~engine.formats._kit.xml_values.TypedArguments`). The request's schema types it
+  JSON (:class:`~callscope.engine.formats._kit.xml_values.TypedArguments`). The request's schema types it
   when it declares KEY (a string is its raw text, another single type its raw JSON, a union is
   held and written as JSON if it parses, else as a string), whatever a ``string="..."``
   attribute says (vLLM coerces to the schema the same way); a parameter the schema does not
@@ -32,7 +32,7 @@ Rules (tested per format):
   another invoke, which is content.
 * ``_layout_newlines``: one newline right after the parameter's opening tag and one right
   before its closer are layout (MiniMax); otherwise the value is exactly the text between them.
-* Reasoning and stray closers: as :class:`~engine.formats._kit.text_machine.ThinkTextMachine`
+* Reasoning and stray closers: as :class:`~callscope.engine.formats._kit.text_machine.ThinkTextMachine`
   (``_reasoning_exits`` lets a format open its calls right inside reasoning).
 * Terminal parse: a call cut mid-value keeps its arguments so far; an opener whose name never
   completed produces no call.

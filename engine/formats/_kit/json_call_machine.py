@@ -2,7 +2,7 @@
 
 Shared by every JSON format (hermes, llama3_json, mistral, generic, emulated).
 A :class:`CallReader` follows the members of one call object as
-:class:`~engine.formats._kit.json_scanner.JsonScanner` reports them and talks to the
+:class:`~callscope.engine.formats._kit.json_scanner.JsonScanner` reports them and talks to the
 format parser through its ``_open_call`` / ``_name_call`` / ``_arguments``
 helpers. The rules it keeps:
 

@@ -1,6 +1,6 @@
 """Reasoning between tags, read piece by piece and trimmed as llama.cpp trims it.
 
-For :class:`~engine.formats._kit.text_machine.PieceMachine` formats whose
+For :class:`~callscope.engine.formats._kit.text_machine.PieceMachine` formats whose
 reasoning has its own tags (Granite's ``<think>``, Apertus's
 ``<|inner_prefix|>``, Command R7B's ``<|START_THINKING|>``, Solar Open's
 ``<|think|>``): leading whitespace of the block is dropped, trailing

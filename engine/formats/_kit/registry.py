@@ -1,6 +1,6 @@
-"""The table of format specs behind :mod:`engine.formats`: built-in modules loaded lazily, plus registered ones.
+"""The table of format specs behind :mod:`callscope.engine.formats`: built-in modules loaded lazily, plus registered ones.
 
-A built-in format is a module of ``engine.formats`` named by its id; its
+A built-in format is a module of ``callscope.engine.formats`` named by its id; its
 ``SPEC`` is imported only when something asks for it, so listing the ids (the
 CLI's ``--help``) costs nothing and a replay imports one parser. Formats
 defined elsewhere (a plug-in, a test) are registered as specs at run time and

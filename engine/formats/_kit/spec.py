@@ -4,12 +4,12 @@ Everything callscope knows about a format, apart from how its parser reads
 text, is in its spec, so adding a format is one module (parser + spec) and one
 line in the registry. The consumers loop over specs and never name a format:
 
-* the parser registry (:mod:`engine.formats`): ``id``, ``description``,
+* the parser registry (:mod:`callscope.engine.formats`): ``id``, ``description``,
   ``parser``, ``thinking``;
 * the capture checker and the text pane: ``markers``;
-* sample and fixture text (:mod:`engine.formats.samples`): ``write``;
-* forced calls (:mod:`engine.decode.grammar`): ``envelopes``;
-* chat-template detection and built-in templates (:mod:`engine.decode.templates`):
+* sample and fixture text (:mod:`callscope.engine.formats.samples`): ``write``;
+* forced calls (:mod:`callscope.engine.decode.grammar`): ``envelopes``;
+* chat-template detection and built-in templates (:mod:`callscope.engine.templates.chat`):
   ``signs`` and ``template``.
 """
 

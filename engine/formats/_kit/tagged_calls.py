@@ -3,9 +3,9 @@
 Qwen3-Coder and Seed-OSS (``<function=...><parameter=...>``), GLM (``<arg_key>`` /
 ``<arg_value>``), MiniMax-M2 and DeepSeek V3.2 (``<invoke name=...><parameter name=...>``)
 differ in their tags, not in how a call is read: a name, then parameters whose raw-text
-values become JSON arguments as they arrive (:class:`~engine.formats._kit.xml_values.TypedArguments`),
+values become JSON arguments as they arrive (:class:`~callscope.engine.formats._kit.xml_values.TypedArguments`),
 a value's closer that counts only when the call goes on after it
-(:class:`~engine.formats._kit.xml_values.ValueEnd`), stray text between parameters shown as
+(:class:`~callscope.engine.formats._kit.xml_values.ValueEnd`), stray text between parameters shown as
 content. :class:`TaggedCallMachine` holds those steps; the format machines are tables of
 states that call them.
 """

@@ -1,7 +1,7 @@
 """Derived formats: parsers driven by what a chat template teaches, learnt from the template itself.
 
 A template callscope has no dedicated parser for still shows how it writes a
-call; :mod:`engine.templates` renders it with variants and learns a
+call; :mod:`callscope.engine.templates` renders it with variants and learns a
 :class:`FormatDescription` (plain data). This package turns a description into
 a working format, one parser per family (:data:`~description.FAMILIES`):
 
@@ -13,7 +13,7 @@ They share the front (:mod:`.machine`: reasoning, content, the loop over calls
 and sections) and the tag call header (:mod:`.tags`), and keep every rule the
 dedicated parsers keep: a name only once complete, arguments only growing, no
 marker in content, work per step proportional to the new text.
-:func:`derived_spec` makes the :class:`~engine.formats._kit.spec.FormatSpec`
+:func:`derived_spec` makes the :class:`~callscope.engine.formats._kit.spec.FormatSpec`
 (parser, markers, writer, grammar envelope); :func:`register_derived` registers
 it under ``derived_<template name>``.
 """

@@ -1,7 +1,7 @@
 """What a chat template teaches a model to write: the plain-data description a derived parser runs on.
 
-:mod:`engine.templates` learns it by rendering a template with variants and
-diffing the renders; the derived parsers (:mod:`engine.formats.derived`) read
+:mod:`callscope.engine.templates` learns it by rendering a template with variants and
+diffing the renders; the derived parsers (:mod:`callscope.engine.formats.derived`) read
 generations with it, the writer writes them, the grammar forces them. It is
 plain data (strings and flags), JSON-serialisable both ways, so it can be shown,
 stored and tested on its own.

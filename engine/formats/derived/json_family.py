@@ -1,12 +1,12 @@
 """The JSON-native family: the whole call is one JSON object, ``{"name": ..., "arguments": {...}}``.
 
-The object is read by :class:`~engine.formats._kit.json_call_machine.CallObjectScan`
+The object is read by :class:`~callscope.engine.formats._kit.json_call_machine.CallObjectScan`
 with the template's member names (``tool_name``/``parameters``...), so the
 arguments stream verbatim and the name goes out once complete; with
 ``name_key == ""`` the object is ``{"NAME": {...}}`` and the name is complete
 once its value starts. Array-wrapped calls (``[TOOL_CALLS][{...}, {...}]``) need
 nothing of their own: the brackets and the comma are part of the section's
-patterns (:class:`~engine.formats.derived.machine.Syntax`).
+patterns (:class:`~callscope.engine.formats.derived.machine.Syntax`).
 
 Until the call opens the attempt is held; if the text stops looking like a call
 first, the trigger is content and text is read again after it (a bare attempt
@@ -44,7 +44,7 @@ class NameKeyReader(CallReader):
 class WrappedCallScan:
     """A call inside one member of its object, the OpenAI way: ``{"type": ..., "function": {name, arguments}}``.
 
-    The same contract as :class:`~engine.formats._kit.json_call_machine.CallObjectScan`
+    The same contract as :class:`~callscope.engine.formats._kit.json_call_machine.CallObjectScan`
     (``feed``, ``failed``, ``done``, ``opened``, ``truncate``): the wrapper member's
     object is read as the call; an object that closes without a call in it is not one.
     """

@@ -1,8 +1,8 @@
 """The part every derived parser shares: reasoning, content, and the section / call loop around the calls.
 
-A derived parser is a :class:`~engine.formats._kit.text_machine.ThinkTextMachine`
+A derived parser is a :class:`~callscope.engine.formats._kit.text_machine.ThinkTextMachine`
 (reasoning first, then text) whose markers come from a
-:class:`~engine.formats.derived.description.FormatDescription` instead of
+:class:`~callscope.engine.formats.derived.description.FormatDescription` instead of
 constants. In text it looks for the *trigger*, the first literal of the
 description's opener (``<tool_call>``, ``[TOOL_CALLS]``,
 ``<|tool_calls_section_begin|>``); from there:
@@ -24,7 +24,7 @@ call attempt only if its text starts with ``{`` or ``[``.
 
 The work per feed is bounded by the new text: the buffer only ever holds a
 half-typed marker, a name (at most :data:`NAME_LIMIT` characters) or a
-placeholder's text (:data:`~engine.formats.derived.pattern.CAPTURE_LIMIT`).
+placeholder's text (:data:`~callscope.engine.formats.derived.pattern.CAPTURE_LIMIT`).
 """
 
 from __future__ import annotations

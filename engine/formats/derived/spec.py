@@ -1,4 +1,4 @@
-"""A :class:`~engine.formats._kit.spec.FormatSpec` made from a description: parser, markers, writer, grammar.
+"""A :class:`~callscope.engine.formats._kit.spec.FormatSpec` made from a description: parser, markers, writer, grammar.
 
 A derived format works everywhere a format id works once registered
 (:func:`register_derived`): ``replay-text``, ``run``'s forced calls (its

@@ -4,7 +4,7 @@ Functionary v3.1's ``<function=NAME>{...}</function>``, Kimi K2's
 ``<|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}<|tool_call_end|>``,
 DeepSeek's fenced ``NAME\\n```json\\n{...}\\n```<｜tool▁call▁end｜>``, Mistral's
 ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}``. The arguments are one JSON value
-read by :class:`~engine.formats._kit.json_call_machine.ArgumentsValueScan`:
+read by :class:`~callscope.engine.formats._kit.json_call_machine.ArgumentsValueScan`:
 streamed verbatim (a JSON string streams decoded), ending at its closing
 bracket, so a ``call_end`` inside a string never ends it. A syntax error ends the
 arguments where it is; the text from there is read as what follows a call.

@@ -2,7 +2,7 @@
 
 The name is read up to its first stop character (whitespace, markup, or the
 first character of ``name_suffix``); it must be non-empty and at most
-:data:`~engine.formats.derived.machine.NAME_LIMIT` characters. It is final, and
+:data:`~callscope.engine.formats.derived.machine.NAME_LIMIT` characters. It is final, and
 the call opens, once ``name_suffix`` follows it as the template writes it
 (Qwen3-Coder's name is final at ``>``, Kimi's at ``:0<|tool_call_argument_begin|>``);
 a suffix holding the call id (``[CALL_ID]{id}[ARGS]``) gives the call that id, so

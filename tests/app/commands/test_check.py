@@ -8,14 +8,13 @@ import os
 import pty
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from callscope import cli
 from tests.engine.corpus.test_summary import _same
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[3]
 COUNT = 80
 
 

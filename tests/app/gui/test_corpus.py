@@ -12,7 +12,7 @@ from callscope.engine.core import rules
 from callscope.engine.corpus.browse import CLEAN, COLUMNS
 from callscope.models.corpus_model import PATH_ROLE
 from callscope.panes.corpus_view import CorpusView
-from tests.gui_helpers import make_window
+from tests.support.gui_helpers import make_window
 
 pytestmark = pytest.mark.gui
 COUNT = 60

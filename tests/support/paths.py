@@ -1,0 +1,8 @@
+"""Where things are in the checkout, for tests at any depth (tests mirror the source folders)."""
+
+from pathlib import Path
+
+#: The repository root (the checkout the tests run from; the code itself is imported as installed).
+ROOT = Path(__file__).resolve().parents[2]
+#: Test-only inputs: recordings, templates, the report schema's fallback copy.
+DATA = ROOT / "tests" / "data"
