@@ -174,18 +174,20 @@ def write_trace(path: Path, source: Source, speed: float) -> None:
 def write_capture(path: Path, source: Source, server: Server, speed: float) -> dict[str, Any]:
     """One proxied turn as its capture trace; returns its line of the session's ``turns.jsonl``."""
     from callscope.engine.recordings.trace import TraceHeader, TraceWriter
+    from callscope.engine.streams.protocols import DEFAULT_PROTOCOL
+    from callscope.engine.streams.sse import EVENTS
 
     events = served(source.events, server, speed)
     header = TraceHeader(source="capture", unit="chunk", description=f"capture of {server.url}",
                          tools=source.trace.header.tools, messages=source.trace.header.messages,
-                         extra={"url": server.url, "protocol": "chat", "sse": "events",
+                         extra={"url": server.url, "protocol": DEFAULT_PROTOCOL, "sse": EVENTS,
                                 "request": {"model": server.model, "stream": True}})
     lines = sse_lines(events)
     with TraceWriter(path, header, flush_each=False) as out:
         for ms, line in lines:
             out.write_line(ms, line)
         out.end("stop", lines[-1][0])
-    return {"turn": int(path.stem.split("-")[1]), "method": "POST", "url": server.url, "protocol": "chat",
+    return {"turn": int(path.stem.split("-")[1]), "method": "POST", "url": server.url, "protocol": DEFAULT_PROTOCOL,
             "model": server.model, "status": 200, "stream": True, "file": path.name}
 
 
