@@ -5,7 +5,8 @@
 - **traces** (35%): the shipped text traces (one per wire format, single and parallel calls, the
   cases, the headline), re-timed to between 8 and 120 steps a second;
 - **proxy session folders** (40%): ``session-NNN/turn-NNNN.jsonl`` capture traces plus their
-  ``turns.jsonl`` index, 50 turns a session, each turn one of those streams served as Chat
+  ``turns.jsonl`` index, 50 turns a session: a quarter are the shipped capture traces as recorded
+  (the quirks library: what real servers send, in every protocol), the rest one of those streams served as Chat
   Completions chunks by one of four servers that differ the way real ones do: a clean incremental
   one, one that repeats each call's id and name on every fragment (``id-repeated``,
   ``name-repeated``), one that sends each call whole after the silence of its generation
@@ -31,6 +32,8 @@ from typing import Any
 #: Share of each kind in a generated corpus (the rest of the rounding goes to traces).
 SHARES = {"capture": 0.40, "sse": 0.10, "har": 0.10, "fixture": 0.05}
 TURNS_PER_SESSION = 50
+#: Share of proxied turns that are a shipped capture trace as recorded (the quirks library, when it ships).
+SHIPPED_CAPTURES = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,25 +62,31 @@ class Source:
     events: list[tuple[float, dict[str, Any]]]  # (ms, chat.completion.chunk) as a clean server sends them
 
 
-def load_sources() -> tuple[list[Source], list[Path]]:
-    """The shipped text traces, analysed once, and the shipped byte-prefix fixture files."""
+def load_sources() -> tuple[list[Source], list[Path], list[Path]]:
+    """The shipped text traces (analysed once), the shipped capture traces (the quirks library: streams real
+    servers send, in every protocol) and the shipped byte-prefix fixture files."""
     from callscope.engine.core.shipped import shipped_fixtures
     from callscope.engine.core.wire import chunk_json
     from callscope.engine.recordings.replay import FIXTURE, TRACE, detect_kind, load_recording
     from callscope.engine.recordings.trace_io import analyze_trace
 
     sources: list[Source] = []
+    captures: list[Path] = []
     fixtures: list[Path] = []
     for path in shipped_fixtures():
         kind = detect_kind(path.read_bytes())
         if kind == FIXTURE:
             fixtures.append(path)
         elif kind == TRACE:
-            trace = load_recording(path).trace
+            recording = load_recording(path)
+            trace = recording.trace
+            if recording.holds_captures:
+                captures.append(path)
+                continue
             analysis = analyze_trace(trace, "incremental", None, path.stem)
             events = [(c.ms or 0.0, chunk_json(c, analysis.identity)) for c in analysis.chunks]
             sources.append(Source(path.stem, trace, events))
-    return sources, fixtures
+    return sources, captures, fixtures
 
 
 # ------------------------------------------------------------------ how each server streams
@@ -231,7 +240,7 @@ def generate(out: str | Path, count: int, seed: int = 0) -> Counter[str]:
     if out.exists():
         shutil.rmtree(out)
     rng = random.Random(seed)
-    sources, fixtures = load_sources()
+    sources, captures, fixtures = load_sources()
     kinds = plan(count)
     (out / "traces").mkdir(parents=True)
     for i in range(kinds["trace"]):
@@ -245,7 +254,12 @@ def generate(out: str | Path, count: int, seed: int = 0) -> Counter[str]:
             session, index = out / "sessions" / f"session-{i // TURNS_PER_SESSION:04d}", []
             session.mkdir(parents=True)
         path = session / f"turn-{i % TURNS_PER_SESSION + 1:04d}.jsonl"
-        index.append(write_capture(path, rng.choice(sources), rng.choice(SERVERS), rng.uniform(0.2, 5.0)))
+        if captures and rng.random() < SHIPPED_CAPTURES:
+            shipped = rng.choice(captures)
+            shutil.copyfile(shipped, path)
+            index.append({"turn": i % TURNS_PER_SESSION + 1, "file": path.name, "copied_from": shipped.name})
+        else:
+            index.append(write_capture(path, rng.choice(sources), rng.choice(SERVERS), rng.uniform(0.2, 5.0)))
     _write_index(session, index)
     (out / "dumps").mkdir()
     for i in range(kinds["sse"]):

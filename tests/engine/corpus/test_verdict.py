@@ -20,7 +20,7 @@ SERVER = {s.style: s for s in SERVERS}
 
 @pytest.fixture(scope="module")
 def sources():
-    found, _ = load_sources()
+    found, _, _ = load_sources()
     return {s.name: s for s in found}
 
 
