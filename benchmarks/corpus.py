@@ -32,6 +32,8 @@ from typing import Any
 #: Share of each kind in a generated corpus (the rest of the rounding goes to traces).
 SHARES = {"capture": 0.40, "sse": 0.10, "har": 0.10, "fixture": 0.05}
 TURNS_PER_SESSION = 50
+#: When every generated capture says it was recorded: a corpus is the same bytes for the same seed.
+CREATED = "2026-01-01T00:00:00Z"
 #: Share of proxied turns that are a shipped capture trace as recorded (the quirks library, when it ships).
 SHIPPED_CAPTURES = 0.25
 
@@ -187,7 +189,7 @@ def write_capture(path: Path, source: Source, server: Server, speed: float) -> d
     from callscope.engine.streams.sse import EVENTS
 
     events = served(source.events, server, speed)
-    header = TraceHeader(source="capture", unit="chunk", description=f"capture of {server.url}",
+    header = TraceHeader(source="capture", unit="chunk", description=f"capture of {server.url}", created=CREATED,
                          tools=source.trace.header.tools, messages=source.trace.header.messages,
                          extra={"url": server.url, "protocol": DEFAULT_PROTOCOL, "sse": EVENTS,
                                 "request": {"model": server.model, "stream": True}})
