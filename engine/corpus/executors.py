@@ -27,8 +27,11 @@ from itertools import islice
 from callscope.engine.corpus.summary import Summary
 from callscope.engine.corpus.verdict import RecordingVerdict, check_recording
 
-#: Recordings per batch: one round trip each (about a millisecond of work per recording).
+#: Recordings per batch in the local pool: one round trip each (about a millisecond of work per recording).
 DEFAULT_BATCH = 32
+#: Recordings per Ray task: a task costs the driver far more than a pool round trip (scheduling, object
+#: store), so ten million recordings are ~40,000 tasks, not 300,000.
+RAY_BATCH = 256
 #: Batches in flight per worker: enough that none waits for the next, few enough to stop promptly.
 IN_FLIGHT_PER_WORKER = 4
 DIED = "the analysis process died while reading this recording"
@@ -45,7 +48,7 @@ class CheckOptions:
     policy: str = "incremental"
     jobs: int | None = None  # None: every core (local), every CPU of the cluster (Ray)
     keep: bool = True  # send each recording's verdict back (else only the batch summaries travel)
-    batch: int = DEFAULT_BATCH
+    batch: int | None = None  # recordings per task; None: the executor's own (DEFAULT_BATCH, RAY_BATCH)
     start_method: str | None = None  # the local pool's: None picks (see pool_context)
     nice: int = 0  # the local pool's workers yield the CPU by this much (the window's keep it responsive)
     address: str | None = None  # Ray: the cluster to join ("auto", "ray://host:10001"); None: RAY_ADDRESS or "local"
@@ -90,7 +93,7 @@ def default_jobs() -> int:
 
 def run_inline(paths: Iterable[str], options: CheckOptions) -> Iterator[Batch]:
     """One process, no pool: ``--jobs 1``, and what the pool is measured against."""
-    for chunk in batches(paths, options.batch):
+    for chunk in batches(paths, options.batch or DEFAULT_BATCH):
         yield check_paths(chunk, options.policy, options.keep)
 
 
@@ -143,7 +146,7 @@ def run_pool(paths: Iterable[str], options: CheckOptions) -> Iterator[Batch]:
 
     pool = _new_pool(jobs, options)
     try:
-        for chunk in batches(paths, options.batch):
+        for chunk in batches(paths, options.batch or DEFAULT_BATCH):
             try:
                 running[pool.submit(check_paths, chunk, options.policy, options.keep)] = chunk
             except BrokenProcessPool:
@@ -207,7 +210,7 @@ def run_ray(paths: Iterable[str], options: CheckOptions) -> Iterator[Batch]:
         task = ray.remote(num_cpus=1)(check_paths)
         window = max(int(ray.cluster_resources().get("CPU", 1)), 1) * IN_FLIGHT_PER_WORKER
         running: list = []
-        for chunk in batches(paths, options.batch):
+        for chunk in batches(paths, options.batch or RAY_BATCH):
             running.append(task.remote(chunk, options.policy, options.keep))
             if len(running) >= window:
                 done, running = ray.wait(running, num_returns=1)
