@@ -11,8 +11,10 @@ and pool start included) and in a rotating order so drift in machine load hits t
   a Ray instance started on this machine for the run (its start is in the time).
 
 Reported: wall seconds and recordings per second of each (medians over the rounds), the pool's
-speed-up over one process, and the CPU each kind of recording costs (from the one-process run's
-summary: what ``docs/scale.md`` budgets with). Target: the pool checks 10,000 recordings in at
+speed-up over one process, the CPU seconds each run used (its process tree's user + system time:
+on a machine shared with other work the wall time says how busy it was, the CPU what the run
+cost), the load average before and after, and the CPU each kind of recording costs (from the
+one-process run's summary: what ``docs/scale.md`` budgets with). Target: the pool checks 10,000 recordings in at
 most 15 s (scaled to ``--count``).
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -89,22 +92,34 @@ def measure(corpus: str, jobs: int | None, rounds: int, with_ray: bool, scratch:
     argvs = commands(corpus, jobs, with_ray)
     names = list(argvs)
     seconds: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
     summaries: dict[str, dict[str, Any]] = {}
+    load = [os.getloadavg()[0]]
     for r in range(rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
             out = scratch / f"{name.replace(' ', '-')}.json"
-            seconds[name].append(_time(argvs[name] + ["--summary-json", str(out)]))
+            wall, used = _time(argvs[name] + ["--summary-json", str(out)])
+            seconds[name].append(wall)
+            cpu[name].append(used)
             summaries[name] = json.loads(out.read_text(encoding="utf-8"))
-    return summarize(seconds, summaries, argvs, jobs)
+    load.append(os.getloadavg()[0])
+    result = summarize(seconds, summaries, argvs, jobs)
+    for name, values in cpu.items():
+        result["runs"][name]["cpu_s"] = round(statistics.median(values), 3)
+    result["load_average"] = [round(x, 2) for x in load]  # before and after: how busy the machine was
+    return result
 
 
-def _time(argv: list[str]) -> float:
+def _time(argv: list[str]) -> tuple[float, float]:
+    """Wall seconds of the whole process and the CPU seconds it and its children used (user + system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise BenchError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode(errors='replace').strip()}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def summarize(seconds: dict[str, list[float]], summaries: dict[str, dict[str, Any]],
@@ -134,11 +149,14 @@ def summarize(seconds: dict[str, list[float]], summaries: dict[str, dict[str, An
 
 
 def report_lines(r: dict[str, Any]) -> list[str]:
+    load = r.get("load_average")
+    busy = f", load average {load[0]:g} -> {load[1]:g} on {os.cpu_count()} cores" if load else ""
     lines = [f"check bench: {r['recordings']:,} recordings, whole processes, pool of {r['jobs']} "
-             f"(medians of {len(r['runs']['pool']['runs_s'])} round(s))"]
+             f"(medians of {len(r['runs']['pool']['runs_s'])} round(s){busy})"]
     for name, run in r["runs"].items():
+        cpu = f"  {run['cpu_s']:7.2f} s CPU" if "cpu_s" in run else ""
         lines.append(f"  {name:<12} {run['seconds']:8.2f} s  {run['recordings_per_s']:9,.0f} recordings/s  "
-                     f"{run['speedup']:5.2f}x one process")
+                     f"{run['speedup']:5.2f}x one process{cpu}")
     verdict = "ok" if r["ok"] else "ABOVE TARGET"
     lines.append(f"  pool target <= {r['target_s']:g} s for {r['recordings']:,} (15 s per 10,000): {verdict}")
     kinds = ", ".join(f"{kind} {ms:.2f} ms ({r['recordings_by_kind'][kind]:,})"
