@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
 
 from callscope.commands.common import CliError, check_policy
@@ -60,10 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from callscope.engine.corpus.executors import EXECUTORS, CheckOptions, ExecutorUnavailable, default_jobs
     from callscope.engine.corpus.paths import Missing, expand
-    from callscope.engine.corpus.report import ExportError
-    from callscope.engine.corpus.summary import Summary
 
     check_policy(args.policy)
     if args.jobs is not None and args.jobs < 1:
@@ -78,6 +77,19 @@ def run(args: argparse.Namespace) -> int:
     if not paths:
         reasons = "; ".join(f"{m.path}: {m.reason}" for m in missing) or "no recordings in " + ", ".join(args.paths)
         raise CliError(f"nothing to check ({reasons})")
+    previous = _interrupt_once()
+    try:
+        return _check(args, paths, missing)
+    finally:
+        if previous is not None and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, previous)  # not interrupted: the caller's handler again
+
+
+def _check(args: argparse.Namespace, paths: list[str], missing: list) -> int:
+    from callscope.engine.corpus.executors import EXECUTORS, CheckOptions, ExecutorUnavailable, default_jobs
+    from callscope.engine.corpus.report import ExportError
+    from callscope.engine.corpus.summary import Summary
+
     keep = bool(args.jsonl or args.table)
     options = CheckOptions(policy=args.policy, jobs=args.jobs, keep=keep, address=args.ray_address)
     summary = Summary()
@@ -104,6 +116,20 @@ def run(args: argparse.Namespace) -> int:
         print(summary_text(summary, seconds, workers))
     failed = summary.with_violations or summary.unreadable
     return 1 if args.strict and failed else 0
+
+
+def _interrupt_once():
+    """Ctrl+C stops the run (the pool ends its workers and waits for them); pressing it again while that
+    happens, or while the process exits, changes nothing (no second traceback, no half-stopped pool).
+    Returns the handler it replaced (None off the main thread, where signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupted(_signum, _frame) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGINT, interrupted)
 
 
 def _workers(args: argparse.Namespace, jobs: int) -> str:

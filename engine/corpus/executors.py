@@ -145,6 +145,7 @@ def run_pool(paths: Iterable[str], options: CheckOptions) -> Iterator[Batch]:
                 failed.extend(chunk)
 
     pool = _new_pool(jobs, options)
+    completed = False
     try:
         for chunk in batches(paths, options.batch or DEFAULT_BATCH):
             try:
@@ -155,15 +156,30 @@ def run_pool(paths: Iterable[str], options: CheckOptions) -> Iterator[Batch]:
                 yield from collect(every=False)
             if failed:  # the pool is broken: let its futures fail, judge their paths alone, start afresh
                 yield from collect(every=True)
-                pool.shutdown(wait=False, cancel_futures=True)
+                _stop(pool, kill=True)
                 yield from _one_by_one(failed, options)
                 failed.clear()
                 pool = _new_pool(jobs, options)
         yield from collect(every=True)
+        completed = True
         if failed:
             yield from _one_by_one(failed, options)
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        _stop(pool, kill=not completed)
+
+
+def _stop(pool: ProcessPoolExecutor, kill: bool) -> None:
+    """Shut the pool down and wait for it, so the process can exit at once. Stopped early (Ctrl+C, the
+    window's Stop, a broken pool) its workers are ended first: they ignore Ctrl+C and would otherwise
+    finish every batch in flight, and an exit while they do waits for them."""
+    if kill:
+        terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+        if terminate is not None:
+            terminate()
+        else:
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _new_pool(jobs: int, options: CheckOptions) -> ProcessPoolExecutor:
@@ -177,11 +193,12 @@ def _one_by_one(paths: list[str], options: CheckOptions) -> Iterator[Batch]:
     for path in paths:
         pool = _new_pool(1, options)
         try:
-            yield pool.submit(check_paths, [path], options.policy, options.keep).result()
+            done = pool.submit(check_paths, [path], options.policy, options.keep).result()
         except BrokenProcessPool:
-            yield verdict_batch([RecordingVerdict(path, None, error=DIED)], options.keep)
+            done = verdict_batch([RecordingVerdict(path, None, error=DIED)], options.keep)
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            _stop(pool, kill=True)  # its one task is done (or its worker dead): nothing to wait for
+        yield done
 
 
 # ------------------------------------------------------------------ Ray

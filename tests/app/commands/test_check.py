@@ -140,3 +140,27 @@ def test_the_ray_executor_on_a_local_instance_gives_the_local_summary(corpus, tm
     assert done.returncode == 0, done.stderr
     assert "on Ray" in done.stdout and "Traceback" not in done.stderr
     assert _same(json.loads(remote.read_text()), json.loads(local.read_text()))
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_stops_the_pool_at_once_with_one_line(tmp_path, presses):
+    """The workers ignore SIGINT (no traceback from each); the pool ends them and waits for them, so the
+    exit never hangs on them, even when Ctrl+C is pressed again while it stops."""
+    import signal
+    import time
+
+    from callscope.benchmarks.corpus import generate
+
+    generate(tmp_path / "big", 3000, seed=2)
+    proc = subprocess.Popen([sys.executable, "-m", "callscope", "check", str(tmp_path / "big"), "--jobs", "2",
+                             "--jsonl"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert json.loads(proc.stdout.readline())["path"]  # the pool is running
+        for _ in range(presses):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.3)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and err == "callscope: interrupted\n"
+    assert len(out.splitlines()) < 2999  # it stopped, it did not finish
