@@ -105,7 +105,8 @@ def measure(corpus: str, jobs: int | None, rounds: int, with_ray: bool, scratch:
     load.append(os.getloadavg()[0])
     result = summarize(seconds, summaries, argvs, jobs)
     for name, values in cpu.items():
-        result["runs"][name]["cpu_s"] = round(statistics.median(values), 3)
+        if name != "ray":  # Ray's workers are the raylet's children, not this process's: their CPU is not seen here
+            result["runs"][name]["cpu_s"] = round(statistics.median(values), 3)
     result["load_average"] = [round(x, 2) for x in load]  # before and after: how busy the machine was
     return result
 
