@@ -283,14 +283,20 @@ class LogTimeAxis(pg.AxisItem):
     """An axis over log10(ms), labelled in time (``100 ms``, ``2 s``) at 1, 2 and 5 of each decade: never
     the crowded ``6·10¹ 7·10¹`` pyqtgraph's own log mode writes over less than a decade."""
 
+    #: Least room a label gets on the axis (px): ``200 ms`` and ``500 ms`` never touch.
+    LABEL_PX = 64
+
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:
         if not math.isfinite(minVal) or not math.isfinite(maxVal) or maxVal <= minVal:
             return []
-        decades = maxVal - minVal
-        steps = (1,) if decades > 4 else (1, 2, 5) if decades > 1.2 else (1, 1.5, 2, 3, 5, 7)
+        per_decade = size / (maxVal - minVal) / self.LABEL_PX  # labels a decade has room for
+        steps = (1, 1.5, 2, 3, 5, 7) if per_decade >= 6 else (1, 2, 5) if per_decade >= 3 else \
+            (1, 3) if per_decade >= 2 else (1,)
+        every = max(1, math.ceil(1 / per_decade)) if per_decade < 1 else 1  # a label every few decades
         found = []
         for decade in range(math.floor(minVal), math.ceil(maxVal) + 1):
-            found += [decade + math.log10(step) for step in steps]
+            if decade % every == 0:
+                found += [decade + math.log10(step) for step in steps]
         return [(1.0, [v for v in found if minVal <= v <= maxVal])]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:

@@ -96,3 +96,16 @@ def test_stopping_a_folder_ends_the_pool_and_says_so(window, tmp_path, qtbot):
     qtbot.waitUntil(lambda: view.done, timeout=180_000)
     assert runner.wait(10) and "stopped after" in view.header.text()
     assert 0 < view.model.rowCount() < 400
+
+
+@pytest.mark.parametrize("low, high, size", [(1.2, 4.8, 530), (1.5, 2.3, 530), (0.0, 6.0, 200), (2.0, 2.9, 900)])
+def test_the_log_time_axis_labels_never_crowd(qapp, low, high, size):
+    from callscope.panes.corpus_view import LogTimeAxis
+
+    axis = LogTimeAxis(orientation="bottom")
+    [(_, values)] = axis.tickValues(low, high, size)
+    px = [(v - low) / (high - low) * size for v in values]
+    assert values and all(b - a >= LogTimeAxis.LABEL_PX * 0.6 for a, b in zip(px, px[1:])), values
+    labels = axis.tickStrings(values, 1.0, 1.0)
+    assert all(label.endswith(("ms", " s", "min", "h")) or " s" in label for label in labels), labels
+    assert "e+" not in "".join(labels)
