@@ -145,7 +145,6 @@ def run_pool(paths: Iterable[str], options: CheckOptions) -> Iterator[Batch]:
                 failed.extend(chunk)
 
     pool = _new_pool(jobs, options)
-    completed = False
     try:
         for chunk in batches(paths, options.batch or DEFAULT_BATCH):
             try:
@@ -156,29 +155,26 @@ def run_pool(paths: Iterable[str], options: CheckOptions) -> Iterator[Batch]:
                 yield from collect(every=False)
             if failed:  # the pool is broken: let its futures fail, judge their paths alone, start afresh
                 yield from collect(every=True)
-                _stop(pool, kill=True)
+                _stop(pool)
                 yield from _one_by_one(failed, options)
                 failed.clear()
                 pool = _new_pool(jobs, options)
         yield from collect(every=True)
-        completed = True
         if failed:
             yield from _one_by_one(failed, options)
     finally:
-        _stop(pool, kill=not completed)
+        _stop(pool)
 
 
-def _stop(pool: ProcessPoolExecutor, kill: bool) -> None:
-    """Shut the pool down and wait for it, so the process can exit at once. Stopped early (Ctrl+C, the
-    window's Stop, a broken pool) its workers are ended first: they ignore Ctrl+C and would otherwise
-    finish every batch in flight, and an exit while they do waits for them."""
-    if kill:
-        terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
-        if terminate is not None:
-            terminate()
-        else:
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
-                process.terminate()
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Shut the pool down and wait for it: the batches not started are cancelled, the few in the workers'
+    hands (at most one per worker plus one) finish, and the workers exit.
+
+    Never by ending the workers (``terminate``): one ended while it writes its result leaves the pool's
+    manager thread waiting for the rest of that message forever (the pipe's write end stays open in
+    this process), and the exit with it. Stopped early (Ctrl+C, the window's Stop), this waits a few
+    batches, well under a second for recordings of ordinary size.
+    """
     pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -197,7 +193,7 @@ def _one_by_one(paths: list[str], options: CheckOptions) -> Iterator[Batch]:
         except BrokenProcessPool:
             done = verdict_batch([RecordingVerdict(path, None, error=DIED)], options.keep)
         finally:
-            _stop(pool, kill=True)  # its one task is done (or its worker dead): nothing to wait for
+            _stop(pool)
         yield done
 
 
