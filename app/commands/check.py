@@ -77,15 +77,11 @@ def run(args: argparse.Namespace) -> int:
     if not paths:
         reasons = "; ".join(f"{m.path}: {m.reason}" for m in missing) or "no recordings in " + ", ".join(args.paths)
         raise CliError(f"nothing to check ({reasons})")
-    previous = _interrupt_once()
-    try:
-        return _check(args, paths, missing)
-    finally:
-        if previous is not None and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-            signal.signal(signal.SIGINT, previous)  # not interrupted: the caller's handler again
+    with _Interrupt() as interrupt:
+        return _check(args, paths, missing, interrupt)
 
 
-def _check(args: argparse.Namespace, paths: list[str], missing: list) -> int:
+def _check(args: argparse.Namespace, paths: list[str], missing: list, interrupt: _Interrupt) -> int:
     from callscope.engine.corpus.executors import EXECUTORS, CheckOptions, ExecutorUnavailable, default_jobs
     from callscope.engine.corpus.report import ExportError
     from callscope.engine.corpus.summary import Summary
@@ -95,13 +91,21 @@ def _check(args: argparse.Namespace, paths: list[str], missing: list) -> int:
     summary = Summary()
     rows: list[dict] = []
     started = time.perf_counter()
+    batches = EXECUTORS[args.executor].run(paths, options)
     try:
         with _progress(len(paths) + len(missing)) as bar:
             _consume(_missing_batch(missing, keep), summary, rows, args, bar)
-            for batch in EXECUTORS[args.executor].run(paths, options):
+            for batch in batches:
                 _consume(batch, summary, rows, args, bar)
+                if interrupt.requested:
+                    break
     except ExecutorUnavailable as exc:
         raise CliError(str(exc)) from None
+    finally:
+        batches.close()  # stops the pool (or the Ray instance it started) cleanly, between batches
+    if interrupt.requested:
+        interrupt.finished()
+        raise KeyboardInterrupt
     seconds = time.perf_counter() - started
     try:
         _write_outputs(summary, rows, args)
@@ -118,18 +122,48 @@ def _check(args: argparse.Namespace, paths: list[str], missing: list) -> int:
     return 1 if args.strict and failed else 0
 
 
-def _interrupt_once():
-    """Ctrl+C stops the run (the pool ends its workers and waits for them); pressing it again while that
-    happens, or while the process exits, changes nothing (no second traceback, no half-stopped pool).
-    Returns the handler it replaced (None off the main thread, where signals cannot be handled)."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
+class _Interrupt:
+    """Ctrl+C as a request, not an exception thrown into the pool's machinery.
 
-    def interrupted(_signum, _frame) -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        raise KeyboardInterrupt
+    The first Ctrl+C asks the run to stop: it stops after the batch in hand, the pool finishes the
+    few batches its workers hold and shuts down, and the command exits 130 with one line. (An
+    exception raised at a random point inside concurrent.futures can leave its manager thread
+    waiting forever, and the exit with it.) A second Ctrl+C while that happens exits at once.
+    Off the main thread (tests calling the handler) it does nothing.
+    """
 
-    return signal.signal(signal.SIGINT, interrupted)
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous = None
+
+    def __enter__(self) -> _Interrupt:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._first)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._previous is not None and not self.requested:
+            signal.signal(signal.SIGINT, self._previous)  # not interrupted: the caller's handler again
+
+    def _first(self, _signum, _frame) -> None:
+        self.requested = True
+        signal.signal(signal.SIGINT, self._again)
+
+    @staticmethod
+    def _again(_signum, _frame) -> None:
+        """Exit now, and take the pool's workers along (they hold this command's output open)."""
+        import multiprocessing
+
+        for child in multiprocessing.active_children():
+            child.kill()
+        sys.stderr.write("callscope: interrupted\n")
+        sys.stderr.flush()
+        os._exit(130)
+
+    def finished(self) -> None:
+        """The stop is done: the exit that follows prints the one line; later presses change nothing."""
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _workers(args: argparse.Namespace, jobs: int) -> str:

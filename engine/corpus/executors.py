@@ -167,15 +167,14 @@ def run_pool(paths: Iterable[str], options: CheckOptions) -> Iterator[Batch]:
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
-    """Shut the pool down and wait for it: the batches not started are cancelled, the few in the workers'
-    hands (at most one per worker plus one) finish, and the workers exit.
+    """Shut the pool down and wait for it; stopped early (Ctrl+C, the window's Stop), the batches already
+    submitted (a few per worker) finish first, well under a second for recordings of ordinary size.
 
-    Never by ending the workers (``terminate``): one ended while it writes its result leaves the pool's
-    manager thread waiting for the rest of that message forever (the pipe's write end stays open in
-    this process), and the exit with it. Stopped early (Ctrl+C, the window's Stop), this waits a few
-    batches, well under a second for recordings of ordinary size.
+    Never by cancelling them (``cancel_futures``) nor by ending the workers: on Python 3.11 a pool shut
+    down either way can leave its manager thread waiting forever (a worker ended while it writes its
+    result; a future cancelled as it is handed out), and the process's exit with it.
     """
-    pool.shutdown(wait=True, cancel_futures=True)
+    pool.shutdown(wait=True)
 
 
 def _new_pool(jobs: int, options: CheckOptions) -> ProcessPoolExecutor:
