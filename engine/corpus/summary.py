@@ -26,7 +26,7 @@ LISTED_UNREADABLE = 1000
 #: The percentiles reported.
 PERCENTILES = (50, 90, 99)
 #: Key of recordings whose model or server is not known.
-UNKNOWN = "(unknown)"
+UNKNOWN = "(not recorded)"  # a text trace has no server, a fixture file neither server nor model
 
 
 class LogHistogram:
