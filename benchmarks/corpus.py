@@ -71,6 +71,7 @@ def load_sources() -> tuple[list[Source], list[Path], list[Path]]:
     from callscope.engine.core.wire import chunk_json
     from callscope.engine.recordings.replay import FIXTURE, TRACE, detect_kind, load_recording
     from callscope.engine.recordings.trace_io import analyze_trace
+    from callscope.engine.templates.trace_format import trace_format
 
     sources: list[Source] = []
     captures: list[Path] = []
@@ -85,7 +86,8 @@ def load_sources() -> tuple[list[Source], list[Path], list[Path]]:
             if recording.holds_captures:
                 captures.append(path)
                 continue
-            analysis = analyze_trace(trace, "incremental", None, path.stem)
+            format_id, _why = trace_format(recording, None)  # a derived format is derived again from its template
+            analysis = analyze_trace(trace, "incremental", format_id, path.stem)
             events = [(c.ms or 0.0, chunk_json(c, analysis.identity)) for c in analysis.chunks]
             sources.append(Source(path.stem, trace, events))
     return sources, captures, fixtures

@@ -26,6 +26,7 @@ from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.core import rules
 from callscope.engine.recordings.replay import Recording, analyze_recording, load_recording
 from callscope.engine.recordings.trace import TraceError
+from callscope.engine.templates.trace_format import trace_format
 
 #: Rules a client profile raises; their detail starts with the profile's name.
 CLIENT_RULES = frozenset({rules.CLIENT_ERROR, rules.CLIENT_MISMATCH})
@@ -125,7 +126,8 @@ def check_recording(path: str, policy: str = "incremental") -> RecordingVerdict:
     try:
         recording = load_recording(path)
         verdict = RecordingVerdict(path, recording.kind)
-        analyses = analyze_recording(recording, policy)
+        format_id, _why = trace_format(recording, None)  # a derived format is derived again, as replay does
+        analyses = analyze_recording(recording, policy, format_id)
         verdict.runs = [run_verdict(a) for a in analyses]
         verdict.model, verdict.server = served_by(recording, analyses)
     except TraceError as exc:  # FixtureError is one too: the reader's own one-line reason

@@ -92,8 +92,8 @@ def test_a_fixture_file_gives_one_run_per_named_fixture(tmp_path):
 
 @pytest.mark.parametrize("content, why", [
     (b"", "empty file"),
-    (b"\x00\x01\x02binary", "is neither a callscope trace"),
-    (b'{"not": "a trace"}\n', "is neither a callscope trace"),
+    (b"\x00\x01\x02binary", "is not a recording"),
+    (b'{"not": "a trace"}\n', "is not a recording"),
     (b'{"type":"header","schema":"callscope.trace/1","source":"text","format":"nope","unit":"char"}\n', "line 1: "),
 ])
 def test_an_unreadable_file_is_a_one_line_reason_never_an_exception(tmp_path, content, why):
@@ -136,3 +136,12 @@ def test_reason_drops_the_path_and_names_the_line():
     assert reason("/a/b.jsonl", "/a/b.jsonl: empty file") == "empty file"
     assert reason("/a/b.jsonl", "/a/b.jsonl is neither") == "is neither"
     assert reason("/a/b.jsonl", "something\nelse") == "something else"
+
+
+def test_a_trace_in_a_format_derived_from_its_template_is_derived_again_as_replay_does():
+    from callscope.engine.core.shipped import resolve_recording
+
+    path = resolve_recording("families/functools_parallel")
+    v = check_recording(path)
+    assert v.error is None and v.runs[0].calls == 2 and v.model == "derived_functools format"
+    assert v.rules() == {}
