@@ -29,6 +29,8 @@ from callscope.engine import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "replay-text": ("replay_text", "feed a raw generation to a format parser in steps and report what would stream"),
     "replay": ("replay", "replay a recorded trace or a llama.cpp byte-prefix fixture file and report"),
+    "check": ("check", "check many recordings at once (files, folders, proxy sessions, globs): verdicts, violations "
+              "by rule, model, server and client, TTFD percentiles"),
     "run": ("run", "generate with a real model (llama-cpp-python) and report the tool-call stream live"),
     "prompt": ("prompt", "render a request with a chat template and show the detected wire format (no weights loaded)"),
     "template": ("template", "analyse a chat template: the tool-call syntax it teaches, and the parser that reads it"),
@@ -40,7 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "stream"),
     "serve": ("serve", "an OpenAI-compatible server that plays a recording, a quirk or the model (live) to real "
               "clients"),
-    "bench": ("bench", "run a benchmark (parse, template, replay, decode, demo, gui, longline, capture, proxy, clients, cli, "
+    "bench": ("bench", "run a benchmark (parse, template, replay, check, decode, demo, gui, longline, capture, proxy, clients, cli, "
               "all)"),
     "gui": ("gui", "open the inspector window (a trace, a fixture, or a live run of the packaged model)"),
 }

@@ -220,6 +220,9 @@ class MainWindow(QMainWindow):
         file.setToolTipsVisible(True)  # a disabled entry says why
         self.open_action = self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a recording: a trace, a byte-prefix fixture, an SSE dump, a HAR file or mitmproxy flows")
         self.recent_menu = file.addMenu("Open &recent")
+        from callscope.corpus_source import CorpusSource
+
+        self.corpus = CorpusSource(self, file, self.settings)  # File > Open folder…: a folder's recordings, checked
         from callscope.fixtures_menu import FixturesMenu
 
         self.fixtures_menu = FixturesMenu(self, file)  # File > Fixtures: the shipped library, by folder
@@ -741,6 +744,7 @@ class MainWindow(QMainWindow):
         for live in reversed(self._live_sources()):  # a capture cancels its request and waits (bounded) to close
             live.shutdown()
         self.template_view.shutdown()
+        self.corpus.shutdown()
         super().closeEvent(event)
 
     def _quit_allowed(self) -> bool:

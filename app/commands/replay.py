@@ -26,6 +26,7 @@ from callscope.engine.core.shipped import resolve_recording
 from callscope.engine.formats import FORMAT_IDS
 from callscope.engine.recordings.replay import Recording, analyze_recording, load_recording
 from callscope.engine.recordings.trace import TraceError
+from callscope.engine.templates.trace_format import trace_format
 
 DEFAULT_POLICY = "incremental"
 
@@ -81,34 +82,12 @@ def load_and_analyse(path: str, args: argparse.Namespace, status: StatusLine) ->
     if size is not None:
         status.show(f"analysing {_contents(recording)} of {path}...", elapsed=True)
     silence = args.atomic_silence * 1000 if args.atomic_silence is not None else None
-    format_id, reason = _trace_format(recording, args.format)
+    format_id, reason = trace_format(recording, args.format)
     analyses = analyze_recording(recording, args.policy or DEFAULT_POLICY, format_id, args.name, silence)
     if reason:
         for analysis in analyses:
             analysis.source.extra["format_reason"] = reason
     return analyses
-
-
-def _trace_format(recording: Recording, requested: str | None) -> tuple[str | None, str]:
-    """``--format`` for a trace: auto reads it from the chat template the trace names, and a format derived
-    from that template is derived again (the one detection); ``(format or None, why)``."""
-    trace = recording.trace
-    if trace is None or not trace.steps:
-        if requested == "auto":
-            raise TraceError(f"{recording.path}: --format auto reads a trace's chat template; this {recording.kind} "
-                             "holds none")
-        return requested, ""
-    if requested != "auto" and (requested is not None or trace.header.format in (*FORMAT_IDS, None)):
-        return requested, ""  # nothing to derive: no template is read (replay stays free of Jinja)
-    from callscope.engine.templates.recorded import RecordedFormatError, recorded_format
-
-    try:
-        format_id, choice = recorded_format(trace.header.format, trace.header.template, requested)
-    except RecordedFormatError as exc:
-        raise TraceError(f"{recording.path}: {exc}") from None
-    if choice is None:
-        return requested, ""
-    return format_id, f"{choice.reason} (the chat template the trace names: {trace.header.template})"
 
 
 def _check_options(recording: Recording, args: argparse.Namespace) -> None:
