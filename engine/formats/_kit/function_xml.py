@@ -81,12 +81,14 @@ class FunctionXmlMachine(TaggedCallMachine):
         super().__init_subclass__(**kwargs)
         cls._text_markers = (cls.block_open, cls._think_close, *cls.stray_markers)
         cls._body_markers = (PARAMETER, FUNCTION_END, cls.block_close)
+        cls._block_closes = (cls.block_close,)
         cls._value_end = ValueEnd(
             PARAMETER_END, ((PARAMETER, ">"),), (FUNCTION_END, cls.block_close), ("\n", "\r\n")
         )
 
     _body_markers: ClassVar[tuple[str, ...]]
     _layout_newlines = True
+    _call_opener = FUNCTION
 
     def __init__(self, tools: list[dict[str, Any]] | None = None, thinking: bool = False) -> None:
         super().__init__(tools, thinking)
@@ -105,25 +107,9 @@ class FunctionXmlMachine(TaggedCallMachine):
         self._pending = marker
         self._state = _OPEN
 
-    def _on_open(self) -> bool:
-        buf = self._buf
-        rest = buf.lstrip()
-        self._pending += buf[: len(buf) - len(rest)]
-        self._buf = rest
-        if not rest:
-            return False
-        close = self.block_close
-        if rest.startswith(FUNCTION):
-            self._pending += FUNCTION
-            self._begin_name(rest[len(FUNCTION) :], _FN_NAME)
-            return True
-        if rest.startswith(close):  # an empty block
-            self._pending = ""
-            self._buf = rest[len(close) :]
-            return self._back_to_text()
-        if FUNCTION.startswith(rest) or close.startswith(rest):
-            return False
-        return self._release_opener(TEXT)  # not a tool call after all
+    def _begin_call(self, rest: str) -> None:
+        self._pending += FUNCTION
+        self._begin_name(rest[len(FUNCTION) :], _FN_NAME)
 
     def _begin_name(self, rest: str, state: str) -> None:
         self._buf = rest
@@ -206,7 +192,7 @@ class FunctionXmlMachine(TaggedCallMachine):
 
     _handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
         **ThinkTextMachine.think_handlers,
-        _OPEN: _on_open,
+        _OPEN: TaggedCallMachine._on_open,
         _FN_NAME: _on_fn_name,
         BODY: _on_fn_body,
         _PARAM_NAME: _on_param_name,

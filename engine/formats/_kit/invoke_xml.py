@@ -83,6 +83,7 @@ class InvokeXmlMachine(TaggedCallMachine):
         super().__init_subclass__(**kwargs)
         cls._text_markers = (*cls.block_opens, cls._think_close)
         cls._body_markers = (cls.parameter, cls.invoke_end, *cls.block_closes)
+        cls._call_opener, cls._block_closes = cls.invoke, cls.block_closes
         layout = ("\n", "\r\n") if cls._layout_newlines else ()
         cls._value_end = ValueEnd(cls.parameter_end, ((cls.parameter, '"'),), (cls.invoke_end, *cls.block_closes), layout)
 
@@ -99,26 +100,7 @@ class InvokeXmlMachine(TaggedCallMachine):
         self._pending = marker
         self._state = _OPEN
 
-    def _on_open(self) -> bool:
-        buf = self._buf
-        rest = buf.lstrip()
-        self._pending += buf[: len(buf) - len(rest)]
-        self._buf = rest
-        if not rest:
-            return False
-        if rest.startswith(self.invoke):
-            self._begin_invoke(rest)
-            return True
-        for close in self.block_closes:
-            if rest.startswith(close):  # an empty block
-                self._pending = ""
-                self._buf = rest[len(close) :]
-                return self._back_to_text()
-        if self._may_start(rest, (self.invoke, *self.block_closes)):
-            return False
-        return self._release_opener(TEXT)  # not a tool call after all
-
-    def _begin_invoke(self, rest: str) -> None:
+    def _begin_call(self, rest: str) -> None:
         self._pending += self.invoke
         self._buf = rest[len(self.invoke) :]
         self._name = ""
@@ -198,7 +180,7 @@ class InvokeXmlMachine(TaggedCallMachine):
         self._ws = ""
         if rest.startswith(self.invoke):  # several invokes in one block
             self._pending = ""
-            self._begin_invoke(rest)
+            self._begin_call(rest)
             return True
         for close in self.block_closes:
             if rest.startswith(close):
@@ -244,7 +226,7 @@ class InvokeXmlMachine(TaggedCallMachine):
 
     _handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
         **ThinkTextMachine.think_handlers,
-        _OPEN: _on_open,
+        _OPEN: TaggedCallMachine._on_open,
         _INVOKE: _on_invoke,
         BODY: _on_body,
         _PARAM: _on_param,
