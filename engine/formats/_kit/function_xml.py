@@ -171,25 +171,6 @@ class FunctionXmlMachine(TaggedCallMachine):
             return True
         return self._release_opener(BODY)
 
-    def _on_block_next(self) -> bool:
-        rest = self._take_layout()
-        if not rest:
-            return False
-        close = self.block_close
-        if rest.startswith(close):
-            self._ws = ""
-            self._buf = rest[len(close) :]
-            return self._back_to_text()
-        if rest.startswith(FUNCTION):  # several functions in one block
-            self._ws = ""
-            self._pending = FUNCTION
-            self._begin_name(rest[len(FUNCTION) :], _FN_NAME)
-            return True
-        if close.startswith(rest) or FUNCTION.startswith(rest):
-            return False
-        self._ws = ""  # the block was never closed: what follows is content
-        return self._back_to_text()
-
     _handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
         **ThinkTextMachine.think_handlers,
         _OPEN: TaggedCallMachine._on_open,
@@ -198,7 +179,7 @@ class FunctionXmlMachine(TaggedCallMachine):
         _PARAM_NAME: _on_param_name,
         PARAM_START: TaggedCallMachine._on_param_start,
         VALUE: TaggedCallMachine._on_value,
-        _BLOCK_NEXT: _on_block_next,
+        _BLOCK_NEXT: TaggedCallMachine._on_block_next,
     }
 
 

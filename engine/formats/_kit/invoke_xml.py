@@ -173,23 +173,6 @@ class InvokeXmlMachine(TaggedCallMachine):
             return None
         return STRING if string == "true" else None
 
-    def _on_block_next(self) -> bool:
-        rest = self._take_layout()
-        if not rest:
-            return False
-        self._ws = ""
-        if rest.startswith(self.invoke):  # several invokes in one block
-            self._pending = ""
-            self._begin_call(rest)
-            return True
-        for close in self.block_closes:
-            if rest.startswith(close):
-                self._buf = rest[len(close) :]
-                return self._back_to_text()
-        if self._may_start(rest, (self.invoke, *self.block_closes)):
-            return False
-        return self._back_to_text()  # the block was never closed: what follows is content
-
     # ---------------------------------------------------------------- writing
 
     @classmethod
@@ -220,10 +203,6 @@ class InvokeXmlMachine(TaggedCallMachine):
             return ""
         return ' string="true"' if is_string else ' string="false"'
 
-    @staticmethod
-    def _may_start(text: str, markers: tuple[str, ...]) -> bool:
-        return any(marker.startswith(text) for marker in markers)
-
     _handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
         **ThinkTextMachine.think_handlers,
         _OPEN: TaggedCallMachine._on_open,
@@ -232,7 +211,7 @@ class InvokeXmlMachine(TaggedCallMachine):
         _PARAM: _on_param,
         PARAM_START: TaggedCallMachine._on_param_start,
         VALUE: TaggedCallMachine._on_value,
-        _BLOCK_NEXT: _on_block_next,
+        _BLOCK_NEXT: TaggedCallMachine._on_block_next,
     }
 
 

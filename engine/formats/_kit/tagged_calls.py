@@ -92,6 +92,26 @@ class TaggedCallMachine(ThinkTextMachine):
             return False
         return self._release_opener(TEXT)  # not a tool call after all
 
+    def _on_block_next(self) -> bool:
+        """After a call's end tag: another call in the same block, the block's closer, or (never closed) content."""
+        rest = self._take_layout()
+        if not rest:
+            return False
+        if rest.startswith(self._call_opener):  # several calls in one block
+            self._ws = ""
+            self._pending = ""
+            self._begin_call(rest)
+            return True
+        for close in self._block_closes:
+            if rest.startswith(close):
+                self._ws = ""
+                self._buf = rest[len(close) :]
+                return self._back_to_text()
+        if any(marker.startswith(rest) for marker in (self._call_opener, *self._block_closes)):
+            return False
+        self._ws = ""  # the block was never closed: what follows is content
+        return self._back_to_text()
+
     def _begin_call(self, rest: str) -> None:
         """``rest`` starts with :attr:`_call_opener`: read the call's name next."""
         raise NotImplementedError
