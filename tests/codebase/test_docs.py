@@ -1,0 +1,131 @@
+"""The developer docs stay true: every path, module and name they mention exists, and their tables match the code.
+
+A newcomer reads docs/architecture.md and finds each name in the code: dotted references
+(``callscope.engine...``, checked by test_spelling), paths in backticks, and every CamelCase or
+camelCase identifier. The layer table is the layer test's table, and the parser-kit map says
+which base class each listed format really builds on.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+
+import pytest
+
+from tests.codebase.test_layers import LAYERS
+from tests.support.paths import ROOT
+
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+#: Where a relative path in the docs may start (``_kit/spec.py`` is under engine/formats).
+PATH_BASES = (ROOT, ROOT / "engine", ROOT / "engine" / "formats", ROOT / "app")
+PATH = re.compile(r"`([\w.\-]+(?:/[\w.\-]*)+)`")
+CAMEL = re.compile(r"(?<![\w.\-/])(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+(?:[A-Z][a-z0-9]+)+)(?![\w\-/])")
+#: Schema names look like paths (``callscope.trace/1``).
+SCHEMAS = ("callscope.trace/", "callscope.report/")
+#: Words in that shape that are not callscope's names.
+NOT_CODE = {"PySide6", "OpenAI", "GitHub", "JavaScript", "LangChain", "SmolLM2", "DeepSeek", "MiniMax", "TypeScript",
+            "GigaChat", "LiveView", "GGUFs", "Qwen3", "llamaCpp", "SmolLM", "FastAPI", "HuggingFace", "JSONLines", "NaN"}
+
+
+@functools.cache
+def defined_names() -> frozenset[str]:
+    """Every class, function, method and assigned name (module, class or ``self.x``) in the code."""
+    names: set[str] = set()
+    for folder in ("app", "engine", "benchmarks", "scripts", "tests"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    names.add(node.name)
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    names.add(node.id)
+                elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                    names.add(node.attr)
+    return frozenset(names)
+
+
+def _exists(path: str) -> bool:
+    return any((base / path).exists() for base in PATH_BASES)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_path_a_doc_mentions_exists(doc):
+    text = doc.read_text(encoding="utf-8")
+    missing = [p for p in PATH.findall(text) if "<" not in p and "*" not in p and not p.startswith(("http", "~"))
+               and not p.startswith(SCHEMAS) and not _exists(p.rstrip("/"))]
+    assert not missing, f"{doc.name} mentions paths that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("doc", [d for d in DOCS if d.name != "cli.md"], ids=lambda p: p.name)  # cli.md: generated
+def test_every_name_a_doc_mentions_exists(doc):
+    text = doc.read_text(encoding="utf-8")
+    missing = sorted({w for w in CAMEL.findall(text) if w not in NOT_CODE and w not in defined_names()})
+    assert not missing, f"{doc.name} names what the code does not define: {missing}"
+
+
+def _table(doc: str, header: str) -> list[list[str]]:
+    """The rows of the markdown table whose header row starts with ``header``."""
+    lines = (ROOT / "docs" / doc).read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def test_the_layer_table_is_the_layer_rule():
+    rows = _table("architecture.md", "| layer | package |")
+    assert {row[1].strip("`"): int(row[0]) for row in rows} == LAYERS
+
+
+def test_the_parser_kit_map_names_each_formats_real_base():
+    from callscope.engine.formats import FORMAT_IDS, get_spec
+
+    rows = _table("architecture.md", "| the model writes | base class |")
+    listed = []
+    for _shape, base, _module, formats in rows:
+        if base == "`DerivedParser`":  # the derived formats: made from templates at run time
+            continue
+        for format_id in re.findall(r"[a-z][a-z0-9_]+", formats):
+            listed.append(format_id)
+            assert format_id in FORMAT_IDS, format_id
+            bases = {cls.__name__ for cls in get_spec(format_id).parser.__mro__}
+            assert base.strip("`") in bases, f"{format_id} does not build on {base}"
+    assert set(listed) == {f for f in FORMAT_IDS if not f.startswith("derived:")} - set(_unlisted()), (
+        "every built-in format is in the map once")
+
+
+def _unlisted() -> tuple[str, ...]:
+    """Formats the map may leave out (none today; a new one belongs in its row)."""
+    return ()
+
+
+def test_the_trace_format_doc_lists_every_header_field_and_record_type():
+    from dataclasses import fields
+
+    from callscope.engine.core.causes import END_CAUSES
+    from callscope.engine.recordings.trace import RECORD_TYPES, SOURCES, UNITS, TraceHeader
+
+    header = {row[0].strip("`") for row in _table("trace-format.md", "| field | type |")}
+    assert header == {"schema"} | {f.name for f in fields(TraceHeader)}
+    assert {row[0].strip("`") for row in _table("trace-format.md", "| `type` |")} == set(RECORD_TYPES)
+    text = (ROOT / "docs" / "trace-format.md").read_text(encoding="utf-8")
+    assert all(f"`{word}`" in text for word in (*SOURCES, *UNITS, *END_CAUSES))
+
+
+def test_the_cli_reference_is_generated_from_the_parsers():
+    """docs/cli.md is what scripts/cli_reference.py writes now (in a fresh process: no test's plug-in format in it)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "cli_reference.py"), "--check"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_the_checks_can_fail():
+    assert not _exists("engine/formats/_kit/no_such.py") and _exists("_kit/spec.py")
+    assert "FormatSpec" in defined_names() and "FormatSpecs" not in defined_names()
