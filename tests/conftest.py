@@ -35,12 +35,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(name)
 
 
-def _lacking(reasons: list[str]) -> None:
+def _lacking(reasons: list[str], what: str = "") -> None:
     """Skip (or, in CI, fail) for what is missing."""
-    message = "needs " + "; ".join(reasons)
+    message = f"{what}needs " + "; ".join(reasons)
     if requirements.in_ci():
         pytest.fail(f"{message} (CI=true: a required dependency may not skip)", pytrace=False)
-    pytest.skip(message)
+    raise pytest.skip.Exception(message, _use_item_location=True)  # the report names the test, not this file
 
 
 def pytest_runtest_setup(item):
@@ -68,8 +68,16 @@ class _LackingModule(pytest.Module):
     reasons: list[str] = []
 
     def collect(self):
-        _lacking(self.reasons)
+        _lacking(self.reasons, f"{_relative(self.path)}: every test here ")
         return []
+
+
+def pytest_ignore_collect(collection_path, config):
+    """``make check`` (no Qt) does not even import the modules of a folder whose tests all need Qt."""
+    if os.environ.get("CALLSCOPE_CHECK_QT_FREE") == "1" and collection_path.is_dir() and collection_path != TESTS:
+        if "gui" in requirements.markers_for(_relative(collection_path) + "/x", []):
+            return True
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -29,6 +29,7 @@ def _pytest(paths: list[str], hide: str, ci: bool) -> subprocess.CompletedProces
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # a child pytest each
 @pytest.mark.parametrize("hide, path, reason", [
     ("llama_cpp", MODEL_TEST, "needs the packaged model"),
     ("PySide6", GUI_MODULE, "needs Qt"),
@@ -39,6 +40,7 @@ def test_a_missing_dependency_is_a_skip_with_its_reason(hide, path, reason):
     assert "skipped" in out.stdout and reason in out.stdout and "passed" not in out.stdout.splitlines()[-1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hide, path", [("llama_cpp", MODEL_TEST), ("PySide6", GUI_MODULE)])
 def test_in_ci_a_missing_dependency_fails(hide, path):
     out = _pytest([path], hide, ci=True)
@@ -50,3 +52,4 @@ def test_needs_come_from_folders_and_fixtures():
     assert markers_for("engine/capture/test_proxy.py", ["tmp_path"]) == set()
     assert markers_for("system/test_llama_server_proxy.py", ["llama_server"]) == {"model", "llama"}
     assert markers_for("system/test_backend_build.py", ["qtbot"]) == {"gui"}
+    assert markers_for("system/test_packaging.py", ["wheel", "tmp_path"]) == {"slow"}

@@ -73,7 +73,8 @@ FOLDER_MARKERS: dict[str, tuple[str, ...]] = {"app/gui": ("gui",)}
 #: Fixtures that bring these markers to every test that uses them (directly or through another fixture).
 FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
     "qtbot": ("gui",), "qapp": ("gui",), "qloop": ("gui",),
-    "llama_server": ("model", "llama"), "loaded_model": ("model",),
+    "llama_server": ("model", "llama"), "model": ("model",),
+    "wheel": ("slow",),  # builds callscope's wheel
 }
 
 
