@@ -36,6 +36,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "tool-call deltas"),
     "proxy": ("proxy", "a recording proxy: forward a client's requests to its server unchanged, record and judge "
               "each stream"),
+    "serve": ("serve", "an OpenAI-compatible server that plays a recording, a quirk or the model (live) to real "
+              "clients"),
     "bench": ("bench", "run a benchmark (parse, template, replay, decode, demo, gui, capture, proxy, cli, all)"),
     "gui": ("gui", "open the inspector window (a trace, a fixture, or a live run of the packaged model)"),
 }

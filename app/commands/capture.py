@@ -1,7 +1,7 @@
 """`callscope capture URL`: stream a live server's answer and check it against the contract.
 
-Three protocols (``--protocol chat|responses|anthropic``, or named by the URL's
-endpoint path): Chat Completions, the OpenAI Responses API, Anthropic Messages.
+Any registered protocol (``--protocol``, or named by the URL's endpoint path;
+built in: Chat Completions, the OpenAI Responses API, Anthropic Messages).
 Every call is also assembled by client profiles (``--client``: the official
 openai SDK run for real, a naive ``+=`` client), and a call reconstructs only
 if each of them gets it right.
@@ -27,8 +27,6 @@ from callscope.engine.capture.client import CaptureResult, capture_sync
 from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_results, judged_with
 from callscope.engine.capture.redact import api_key
 from callscope.engine.capture.request import (
-    ANTHROPIC_API_KEY_ENV,
-    DEFAULT_API_KEY_ENV,
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_READ_TIMEOUT,
     CaptureRequest,
@@ -36,11 +34,12 @@ from callscope.engine.capture.request import (
     build_body,
     check_api_key_env,
     check_seconds,
+    key_env,
     resolve_endpoint,
 )
 from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
 from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS
-from callscope.engine.streams.protocols import PROTOCOLS
+from callscope.engine.streams.protocols import DEFAULT_PROTOCOL, PROTOCOLS, all_protocols
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,11 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="POST a streaming request to URL (base URL, /v1, or the full endpoint), stamp every received "
         "SSE line, and report what the stream means, what real clients assemble from it, and every broken rule.",
     )
-    p.add_argument("url", help="server URL, e.g. http://127.0.0.1:8080 (POSTs to URL/v1/chat/completions; a URL "
-                   "ending in /v1/responses or /v1/messages names its protocol)")
+    paths = ", ".join(spec.path for spec in all_protocols())
+    p.add_argument("url", help=f"server URL, e.g. http://127.0.0.1:8080 (POSTs to URL + the protocol's endpoint; a URL "
+                   f"ending in an endpoint ({paths}) names its protocol)")
     p.add_argument("--protocol", choices=PROTOCOLS,
-                   help="chat (default), responses (OpenAI Responses API) or anthropic (Messages); default: named "
-                   "by the URL's endpoint path, else chat")
+                   help="; ".join(f"{spec.id} = {spec.label}" for spec in all_protocols())
+                   + f" (default: named by the URL's endpoint path, else {DEFAULT_PROTOCOL})")
     p.add_argument("--client", metavar="PROFILES",
                    help=f"client profiles that assemble the stream, comma-separated ({', '.join(PROFILES)}; "
                    f"'none' for none; default {','.join(default_profiles())})"),
@@ -70,9 +70,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     how.add_argument(
         "--api-key-env",
         metavar="VAR",
-        help=f"environment variable holding the API key, sent as a bearer token, or as x-api-key for anthropic "
-        f"(default {DEFAULT_API_KEY_ENV}, {ANTHROPIC_API_KEY_ENV} for anthropic, if set; a VAR given here must be "
-        "set); the key is masked wherever it appears, even echoed by the server, and never recorded",
+        help="environment variable holding the API key, sent in the protocol's header (default, if set: "
+        + ", ".join(f"{spec.api_key_env} for {spec.id}" for spec in all_protocols())
+        + "; a VAR given here must be set); the key is masked wherever it appears, even echoed by the server, "
+        "and never recorded",
     )
     how.add_argument("--insecure", action="store_true", help="do not verify the server's TLS certificate")
     how.add_argument(
@@ -120,10 +121,9 @@ def check_durations(args: argparse.Namespace) -> None:
         raise CliError(str(exc)) from None
 
 
-def key_variable(args: argparse.Namespace, protocol: str = "chat") -> str:
+def key_variable(args: argparse.Namespace, protocol: str = DEFAULT_PROTOCOL) -> str:
     """The key variable's name: a name given with --api-key-env must be set (the user asked for a key)."""
-    default = ANTHROPIC_API_KEY_ENV if protocol == "anthropic" else DEFAULT_API_KEY_ENV
-    name = args.api_key_env if args.api_key_env is not None else default
+    name = args.api_key_env if args.api_key_env is not None else key_env(protocol)
     try:
         check_api_key_env(name)
     except RequestError as exc:

@@ -78,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="longest string a forced argument may hold when its schema sets no maxLength (a schema's minLength "
         f"still wins; default {DEFAULT_MAX_STRING}, or the demo's with the demo's own tools)",
     )
-    _add_form_options(p)
+    add_form_options(p)
     add_policy_option(p)
     p.add_argument("--max-tokens", type=int, help="stop after N tokens (default: the demo's)")
     p.add_argument(
@@ -108,7 +108,7 @@ def _form_dest(format_id: str) -> str:
     return f"{format_id}_form"
 
 
-def _add_form_options(p: argparse.ArgumentParser) -> None:
+def add_form_options(p: argparse.ArgumentParser) -> None:
     """``--<format>-form`` for each format whose calls can be forced in several syntaxes (``--mistral-form``)."""
     from callscope.engine.formats import get_spec
 
@@ -123,7 +123,7 @@ def _add_form_options(p: argparse.ArgumentParser) -> None:
         )
 
 
-def _chosen_forms(args: argparse.Namespace) -> dict[str, str]:
+def chosen_forms(args: argparse.Namespace) -> dict[str, str]:
     """format id -> the syntax ``--<format>-form`` chose (each format's default unless given)."""
     return {f: getattr(args, _form_dest(f)) for f in form_choices() if hasattr(args, _form_dest(f))}
 
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         min_calls=args.min_calls,
         content_chars=args.content_chars,
         max_string=args.max_string,
-        forms=_chosen_forms(args),
+        forms=chosen_forms(args),
         policy=args.policy,
         max_tokens=args.max_tokens,
         sampler=SamplerSettings(temperature=args.temp, seed=args.seed, repeat_penalty=demo.repeat_penalty),

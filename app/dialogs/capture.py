@@ -26,17 +26,17 @@ from PySide6.QtWidgets import (
 
 from callscope.dialogs.common import lay_out_source_dialog
 from callscope.engine.capture.request import (
-    ANTHROPIC_API_KEY_ENV,
     DEFAULT_API_KEY_ENV,
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_READ_TIMEOUT,
     CaptureRequest,
     RequestError,
+    key_env,
     parse_body,
     resolve_endpoint,
 )
 from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
-from callscope.engine.streams.protocols import PROTOCOLS
+from callscope.engine.streams.protocols import DEFAULT_PROTOCOL, PROTOCOLS, all_protocols
 from callscope.ui import theme
 
 DEFAULT_URL = "http://127.0.0.1:8080"
@@ -66,7 +66,7 @@ class CaptureValues:
     api_key_env: str
     insecure: bool
     read_timeout: float
-    protocol: str = AUTO  # auto, chat, responses or anthropic
+    protocol: str = AUTO  # auto, or a registered protocol's id
     clients: str = ""  # client profiles, comma-separated (empty: the defaults), as `capture --client`
 
 
@@ -109,7 +109,7 @@ def request_from_values(values: CaptureValues) -> CaptureRequest:
     if twice is not None:
         raise RequestError(f'request body: "{twice}" is given twice (the later one would silently win); keep one')
     url, protocol = resolve_endpoint(values.url, None if values.protocol == AUTO else values.protocol)
-    default_key = ANTHROPIC_API_KEY_ENV if protocol == "anthropic" else DEFAULT_API_KEY_ENV
+    default_key = key_env(protocol)
     return CaptureRequest(
         url,
         parse_body(values.body_text, "request body", protocol),
@@ -127,18 +127,20 @@ class CaptureDialog(QDialog):
         self.setWindowTitle("Capture a live server")
         self.resize(720, 640)
         self.url = QLineEdit(values.url if values else DEFAULT_URL)
-        self.url.setToolTip("base URL, /v1, or the full endpoint (/v1/chat/completions, /v1/responses, /v1/messages)")
+        self.url.setToolTip(f"base URL, /v1, or the full endpoint ({', '.join(s.path for s in all_protocols())})")
         self.protocol = QComboBox()
         self.protocol.addItems([AUTO, *PROTOCOLS])
         self.protocol.setCurrentText(values.protocol if values else AUTO)
-        self.protocol.setToolTip("auto: the protocol the URL's endpoint path names, else chat completions; "
+        self.protocol.setToolTip(f"auto: the protocol the URL's endpoint path names, else {DEFAULT_PROTOCOL}; "
                                  "the body below is converted to the protocol's shape")
         self.body = QPlainTextEdit(values.body_text if values else json.dumps(DEFAULT_BODY, indent=2))
         self.body.setFont(theme.mono_font(9))
         self.key = QLineEdit(values.api_key_env if values else "")
-        self.key.setPlaceholderText(f"{DEFAULT_API_KEY_ENV} ({ANTHROPIC_API_KEY_ENV} for anthropic)")
-        self.key.setToolTip("name of the environment variable holding the API key (sent as a bearer token, or as "
-                            f"x-api-key for anthropic, default ${ANTHROPIC_API_KEY_ENV} then; never saved)")
+        others = [f"{s.api_key_env} for {s.id}" for s in all_protocols() if s.api_key_env != DEFAULT_API_KEY_ENV]
+        self.key.setPlaceholderText(DEFAULT_API_KEY_ENV + (f" ({', '.join(others)})" if others else ""))
+        self.key.setToolTip("name of the environment variable holding the API key, sent in the protocol's header "
+                            "(default: " + ", ".join(f"${s.api_key_env} for {s.id}" for s in all_protocols())
+                            + "; never saved)")
         self.clients = QLineEdit(values.clients if values else "")
         self.clients.setPlaceholderText(",".join(default_profiles()))
         self.clients.setToolTip(f"client profiles that assemble the stream ({', '.join(PROFILES)}; none)")

@@ -32,7 +32,7 @@ from callscope.engine.capture.redact import Redactor, redactor_for
 from callscope.engine.capture.request import CaptureRequest, RequestError, auth_headers
 from callscope.engine.core.json_text import dumps
 from callscope.engine.streams.conformance import stream_ended
-from callscope.engine.streams.protocols import expected_choices
+from callscope.engine.streams.protocols import DEFAULT_PROTOCOL, end_text, expected_choices
 
 #: One received line: (ms since the request was sent, the line without its newline).
 #: Times are kept unrounded here; traces and reports keep them to the microsecond (:func:`stamped`).
@@ -59,7 +59,7 @@ class CaptureResult:
 
     url: str  # redacted: safe to print and record
     lines: list[Line] = field(default_factory=list)
-    protocol: str = "chat"  # the request's protocol (what the stream is read as)
+    protocol: str = DEFAULT_PROTOCOL  # the request's protocol (what the stream is read as)
     expected_choices: int = 1  # the request's n
     status: int | None = None
     content_type: str | None = None
@@ -209,10 +209,8 @@ class StreamCapture:
             return
         if data_line_count(result.lines) and stream_ended(result.lines, self.request.protocol):
             return
-        end = {"chat": "a finish chunk or [DONE]", "responses": "response.completed",
-               "anthropic": "message_stop"}.get(self.request.protocol, "its end")
         message = (
-            f"the server closed the stream before {end}"
+            f"the server closed the stream before {end_text(self.request.protocol)}"
             if data_line_count(result.lines)
             else "the server ended the response without sending a single data line"
         )

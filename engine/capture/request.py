@@ -1,13 +1,12 @@
 """The request a capture sends: where, what, and how (protocol, TLS, timeouts, key variable).
 
-Three protocols (:mod:`callscope.engine.streams.protocols`): Chat Completions,
-the OpenAI Responses API and Anthropic Messages. The URL names its protocol
-when it ends in an endpoint path (used as given); a base URL gets the
-protocol's endpoint appended. ``--prompt/--messages/--tools`` are written in
-the chat shape (tools in any shape :mod:`callscope.engine.core.tools` accepts)
-and converted to each protocol's (Responses: ``input``, flat function tools,
-``max_output_tokens``; Anthropic: ``system`` apart, ``{name, description,
-input_schema}`` tools, a required ``max_tokens``).
+Any registered protocol (:mod:`callscope.engine.streams.protocols`; built in:
+Chat Completions, the OpenAI Responses API and Anthropic Messages). The URL
+names its protocol when it ends in an endpoint path (used as given); a base
+URL gets the protocol's endpoint appended. ``--prompt/--messages/--tools`` are
+written in the chat shape (tools in any shape :mod:`callscope.engine.core.tools`
+accepts) and converted to the protocol's by its spec (``ProtocolSpec.body``),
+which also says whether a body has input and which headers carry the key.
 
 The API key itself is never held here: only the *name* of the environment
 variable that carries it, read at send time (:func:`auth_headers`). So nothing
@@ -27,13 +26,10 @@ from callscope.engine.capture.redact import api_key, redact_url
 from callscope.engine.core.files import read_json
 from callscope.engine.core.json_text import DOCUMENT_DEPTH, loads
 from callscope.engine.core.tools import ToolsError, load_tools, validate_tools
-from callscope.engine.streams.protocols import DEFAULT_PROTOCOL, PROTOCOLS, endpoint_path, protocol_for_path
+from callscope.engine.streams.protocols import DEFAULT_PROTOCOL, PROTOCOLS, get_protocol, protocol_for_path
 
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
-ANTHROPIC_API_KEY_ENV = "ANTHROPIC_API_KEY"
-ANTHROPIC_VERSION = "2023-06-01"
-#: Anthropic requires max_tokens; this is sent when the request does not say.
-ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
+#: The key variable of the default protocol (each protocol names its own: ``ProtocolSpec.api_key_env``).
+DEFAULT_API_KEY_ENV = get_protocol(DEFAULT_PROTOCOL).api_key_env
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 300.0  # a server may think for minutes before its first (or atomic) tool-call chunk
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -45,7 +41,7 @@ class RequestError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class CaptureRequest:
-    """One streaming request of ``protocol`` (``chat``, ``responses``, ``anthropic``); ``body`` has ``"stream": true``."""
+    """One streaming request of ``protocol`` (a registered protocol's id); ``body`` has ``"stream": true``."""
 
     url: str
     body: dict[str, Any]
@@ -108,7 +104,7 @@ def resolve_endpoint(url: str, protocol: str | None = None) -> tuple[str, str]:
             raise RequestError(f"the URL is the {named} endpoint ({path}), but the protocol asked is {protocol}")
         return urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")), named
     protocol = protocol or DEFAULT_PROTOCOL
-    endpoint = endpoint_path(protocol)
+    endpoint = get_protocol(protocol).path
     path += endpoint.removeprefix("/v1") if path.endswith("/v1") else endpoint
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")), protocol
 
@@ -133,10 +129,16 @@ def check_api_key_env(api_key_env: str) -> None:
         )
 
 
+def key_env(protocol: str) -> str:
+    """The variable a protocol's key is read from by default (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``...)."""
+    return get_protocol(protocol).api_key_env
+
+
 def auth_headers(api_key_env: str, protocol: str = DEFAULT_PROTOCOL) -> dict[str, str]:
-    """The key's header when the variable is set and non-empty: ``Authorization: Bearer <key>``, or for
-    Anthropic ``x-api-key`` (plus the ``anthropic-version`` it requires, always). Never recorded: a
-    capture trace keeps the URL and body only, and the redactor masks the key wherever it is echoed.
+    """The protocol's key headers (``ProtocolSpec.auth``: ``Authorization: Bearer <key>``, Anthropic's
+    ``x-api-key`` plus the ``anthropic-version`` it requires...), with the key when the variable is set
+    and non-empty. Never recorded: a capture trace keeps the URL and body only, and the redactor masks
+    the key wherever it is echoed.
 
     Raises :class:`RequestError` for a key no header can carry (httpx would
     otherwise fail with the header, key included, in its message).
@@ -144,9 +146,7 @@ def auth_headers(api_key_env: str, protocol: str = DEFAULT_PROTOCOL) -> dict[str
     key = api_key(api_key_env)
     if key:
         check_api_key_env(api_key_env)
-    if protocol == "anthropic":
-        return {"anthropic-version": ANTHROPIC_VERSION, **({"x-api-key": key} if key else {})}
-    return {"Authorization": f"Bearer {key}"} if key else {}
+    return get_protocol(protocol).auth(key)
 
 
 def check_seconds(value: float, what: str, *, zero_ok: bool = False, none_ok: bool = False) -> None:
@@ -221,12 +221,13 @@ def _request_object(doc: Any, what: str) -> dict[str, Any]:
 
 
 def _has_input(body: dict[str, Any], protocol: str) -> bool:
-    return bool(body.get("messages")) or (protocol == "responses" and bool(body.get("input")))
+    return get_protocol(protocol).has_input(body)
 
 
 def parse_body(text: str, what: str = "request", protocol: str = DEFAULT_PROTOCOL) -> dict[str, Any]:
-    """A request body typed by hand (the GUI's request editor): a JSON object with messages (or, for Responses,
-    input), in ``protocol``'s shape (chat-shaped parts are converted); stream forced on."""
+    """A request body typed by hand (the GUI's request editor): a JSON object with messages (or what else the
+    protocol takes as input, e.g. Responses' ``input``), in ``protocol``'s shape (chat-shaped parts are
+    converted); stream forced on."""
     try:
         doc = loads(text, DOCUMENT_DEPTH)
     except ValueError as exc:
@@ -239,74 +240,12 @@ def parse_body(text: str, what: str = "request", protocol: str = DEFAULT_PROTOCO
     return body
 
 
-# ------------------------------------------------------------------ the three shapes
+# ------------------------------------------------------------------ each protocol's shape
 
 
 def for_protocol(body: dict[str, Any], protocol: str) -> dict[str, Any]:
-    """A chat-shaped body (tools normalised to the OpenAI array) in ``protocol``'s shape."""
-    if protocol == "responses":
-        return _responses_body(body)
-    if protocol == "anthropic":
-        return _anthropic_body(body)
-    return body
-
-
-def _function(tool: Any) -> dict[str, Any] | None:
-    """The function object of an OpenAI tool (the normaliser wraps Responses and Anthropic tools in one too)."""
-    function = tool.get("function") if isinstance(tool, dict) else None
-    return function if isinstance(function, dict) else None
-
-
-def _schema(function: dict[str, Any]) -> Any:
-    for key in ("parameters", "input_schema"):
-        if isinstance(function.get(key), dict):
-            return function[key]
-    return {"type": "object", "properties": {}}
-
-
-def _described(function: dict[str, Any]) -> dict[str, Any]:
-    return {"description": function["description"]} if "description" in function else {}
-
-
-def _responses_body(body: dict[str, Any]) -> dict[str, Any]:
-    body = dict(body)
-    messages = body.pop("messages", None)
-    if messages and "input" not in body:
-        body["input"] = messages
-    if isinstance(body.get("tools"), list):
-        body["tools"] = [
-            {"type": "function", "name": f.get("name"), **_described(f), "parameters": _schema(f)}
-            if (f := _function(t)) is not None else t
-            for t in body["tools"]
-        ]
-    choice = body.get("tool_choice")
-    if isinstance(choice, dict) and isinstance(choice.get("function"), dict):
-        body["tool_choice"] = {"type": "function", "name": choice["function"].get("name")}
-    if "max_tokens" in body and "max_output_tokens" not in body:
-        body["max_output_tokens"] = body.pop("max_tokens")
-    return body
-
-
-def _anthropic_body(body: dict[str, Any]) -> dict[str, Any]:
-    body = dict(body)
-    messages = body.get("messages") or []
-    system = [m.get("content") for m in messages if m.get("role") == "system" and isinstance(m.get("content"), str)]
-    if system and "system" not in body:
-        body["system"] = "\n\n".join(system)
-    body["messages"] = [m for m in messages if m.get("role") != "system"]
-    if isinstance(body.get("tools"), list):
-        body["tools"] = [
-            {"name": f.get("name"), **_described(f), "input_schema": _schema(f)}
-            if (f := _function(t)) is not None else t
-            for t in body["tools"]
-        ]
-    choice = body.get("tool_choice")
-    if isinstance(choice, str):
-        body["tool_choice"] = {"type": {"required": "any"}.get(choice, choice)}
-    elif isinstance(choice, dict) and isinstance(choice.get("function"), dict):
-        body["tool_choice"] = {"type": "tool", "name": choice["function"].get("name")}
-    body.setdefault("max_tokens", ANTHROPIC_DEFAULT_MAX_TOKENS)
-    return body
+    """A chat-shaped body (tools normalised to the OpenAI array) in ``protocol``'s shape (its spec converts it)."""
+    return get_protocol(protocol).body(body)
 
 
 def build_body(

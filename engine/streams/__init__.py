@@ -1,8 +1,9 @@
 """Streams on the wire, judged: received lines in, the same Analysis as any other source out (no HTTP here).
 
 - :mod:`.sse`: server-sent events from recorded lines, as the WHATWG spec reads them;
-- :mod:`.protocols`: Chat Completions (:mod:`.chat`), OpenAI Responses (:mod:`.responses`) and
-  Anthropic Messages (:mod:`.anthropic`), each a :class:`~.reader.ProtocolReader`, and how to tell them apart;
+- :mod:`.protocols`: the registry of protocols, each one :class:`~.spec.ProtocolSpec` declared by its module
+  (Chat Completions :mod:`.chat`, OpenAI Responses :mod:`.responses`, Anthropic Messages :mod:`.anthropic`):
+  its reader (a :class:`~.reader.ProtocolReader`), endpoint, end events, auth, request shape, recognition;
 - :mod:`.assembly`: what a stream means, and the Analysis built from it;
 - :mod:`.clients`: client profiles (the official openai SDK run for real, a naive ``+=`` client);
 - :mod:`.conformance`: :class:`~.conformance.CaptureAnalyzer`, the live analysis that ties them together.

@@ -34,10 +34,12 @@ from typing import Any
 from callscope.engine.analysis.analyzer import StepTime
 from callscope.engine.core import rules
 from callscope.engine.core.json_text import dumps
-from callscope.engine.core.wire import Violation
+from callscope.engine.core.wire import CONTENT, FINISH, REASONING, Violation, WireChunk
 from callscope.engine.streams.assembly import Call, StreamBuilder, clip, is_json
 from callscope.engine.streams.reader import ProtocolReader, good_index, json_type
+from callscope.engine.streams.spec import NOT_JSON, NaiveCalls, ProtocolSpec
 from callscope.engine.streams.sse import SseEvent
+from callscope.engine.streams.writer import ProtocolWriter, WrittenCall, sse
 
 PROTOCOL = "chat"
 CHUNK_OBJECT = "chat.completion.chunk"
@@ -386,3 +388,98 @@ class ChatReader(ProtocolReader):
         return Violation(rules.LEGACY_FUNCTION_CALL, state.legacy_step,
                          f"the deprecated delta.function_call was sent alongside tool_calls {how}; a client reading "
                          "both sees two calls", 0)
+
+
+# ---------------------------------------------------------------- the declaration
+
+
+def _recognise(event: SseEvent, data: Any) -> bool:
+    """``[DONE]``, or an object with ``choices`` or a ``chat.completion*`` ``object``."""
+    if data is NOT_JSON:
+        return event.data.strip() == "[DONE]"
+    return isinstance(data, dict) and ("choices" in data or str(data.get("object", "")).startswith("chat.completion"))
+
+
+def naive_read(obj: dict[str, Any], calls: NaiveCalls, content: dict[int, str]) -> None:
+    """The naive client: ``+=`` on id, name and arguments of every delta, a dict per choice and tool index."""
+    for choice in obj.get("choices") or []:
+        index = choice["index"]
+        delta = choice.get("delta") or {}
+        content[index] = content.get(index, "") + (delta.get("content") or "")
+        mine = calls.setdefault(index, {})
+        for tool in delta.get("tool_calls") or []:
+            call = mine.setdefault(tool["index"], {"id": "", "name": "", "arguments": ""})
+            call["id"] += tool.get("id") or ""
+            function = tool.get("function") or {}
+            call["name"] += function.get("name") or ""
+            call["arguments"] += function.get("arguments") or ""
+
+
+class ChatWriter(ProtocolWriter):
+    """A Chat Completions server: a role chunk, one ``chat.completion.chunk`` per chunk, a finish chunk, ``[DONE]``.
+
+    A call's first delta carries its ``index`` (0, 1, 2...), ``id``, ``type`` and
+    ``function.name``; later ones only ``index`` and ``function.arguments``, as
+    the official API streams them.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._announced: set[int] = set()
+        self._finished = False
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> str:
+        return sse({"id": self.identity.completion_id, "object": CHUNK_OBJECT, "created": self.identity.created,
+                    "model": self.model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    def start(self) -> list[str]:
+        return [self._chunk({"role": "assistant", "content": None})]
+
+    def events(self, chunk: WireChunk, call: WrittenCall | None) -> list[str]:
+        kind = chunk.kind
+        if kind == CONTENT and chunk.text:
+            return [self._chunk({"content": chunk.text})]
+        if kind == REASONING and chunk.text:
+            return [self._chunk({"reasoning_content": chunk.text})]
+        if call is not None:
+            if call.number not in self._announced:
+                self._announced.add(call.number)
+                return [self._chunk({"tool_calls": [{"index": call.number, "id": call.id, "type": "function",
+                                                     "function": {"name": call.name, "arguments": chunk.text}}]})]
+            if chunk.text:
+                return [self._chunk({"tool_calls": [{"index": call.number, "function": {"arguments": chunk.text}}]})]
+            return []
+        if kind == FINISH and not self._finished:
+            self._finished = True
+            return [self._chunk({}, self.final_finish)]
+        return []
+
+    def end(self) -> list[str]:
+        closing = [] if self._finished else [self._chunk({}, self.final_finish)]
+        self._finished = True
+        return closing + [sse("[DONE]")]
+
+    def message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.text or None}
+        if self.reasoning:
+            message["reasoning_content"] = "".join(self.reasoning)
+        if self.calls:
+            message["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.text}}
+                                     for c in self.calls]
+        return {"id": self.identity.completion_id, "object": "chat.completion", "created": self.identity.created,
+                "model": self.model, "choices": [{"index": 0, "message": message, "finish_reason": self.final_finish}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+
+
+SPEC = ProtocolSpec(
+    id=PROTOCOL,
+    label=ChatReader.label,
+    path=ChatReader.path,
+    reader=ChatReader,
+    end_events=("[DONE]",),
+    end_text="a finish chunk or [DONE]",
+    recognise=_recognise,
+    naive=naive_read,
+    writer=ChatWriter,
+    unit="chunk",
+)

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from callscope.engine.streams.protocols import get_protocol
 from callscope.engine.streams.sse import SseEvent
 
 OPENAI_PYTHON = "openai-python"
@@ -66,10 +67,13 @@ Events = list[tuple[int, SseEvent]]
 @dataclass(frozen=True, slots=True)
 class ClientProfile:
     id: str
-    protocols: tuple[str, ...]
+    protocols: tuple[str, ...] | None  # the protocols it reads; None: every registered one
     default: bool
     run: Callable[[str, Events], ClientRun]
     about: str
+
+    def reads(self, protocol: str) -> bool:
+        return self.protocols is None or protocol in self.protocols
 
 
 def _describe(exc: BaseException) -> str:
@@ -258,7 +262,7 @@ def _anthropic_python(protocol: str, events: Events) -> ClientRun:
 def _naive(protocol: str, events: Events) -> ClientRun:
     """``+=`` on every string field, a dict per index: what a quick hand-written client does."""
     run = ClientRun(NAIVE)
-    reader = {"chat": _naive_chat, "responses": _naive_responses, "anthropic": _naive_anthropic}[protocol]
+    reader = get_protocol(protocol).naive
     at: int | None = None
     calls: dict[int, dict[Any, dict[str, str]]] = {}
     content: dict[int, str] = {}
@@ -277,51 +281,6 @@ def _naive(protocol: str, events: Events) -> ClientRun:
     return run
 
 
-def _naive_chat(obj: dict[str, Any], calls: dict[int, dict[Any, dict[str, str]]], content: dict[int, str]) -> None:
-    for choice in obj.get("choices") or []:
-        index = choice["index"]
-        delta = choice.get("delta") or {}
-        content[index] = content.get(index, "") + (delta.get("content") or "")
-        mine = calls.setdefault(index, {})
-        for tool in delta.get("tool_calls") or []:
-            call = mine.setdefault(tool["index"], {"id": "", "name": "", "arguments": ""})
-            call["id"] += tool.get("id") or ""
-            function = tool.get("function") or {}
-            call["name"] += function.get("name") or ""
-            call["arguments"] += function.get("arguments") or ""
-
-
-def _naive_responses(obj: dict[str, Any], calls: dict[int, dict[Any, dict[str, str]]],
-                     content: dict[int, str]) -> None:
-    mine = calls.setdefault(0, {})
-    kind = obj.get("type")
-    if kind == "response.output_item.added" and obj["item"].get("type") == "function_call":
-        item = obj["item"]
-        mine[item["id"]] = {"id": item.get("call_id") or "", "name": item.get("name") or "",
-                            "arguments": item.get("arguments") or ""}
-    elif kind == "response.function_call_arguments.delta":
-        mine[obj["item_id"]]["arguments"] += obj["delta"]
-    elif kind == "response.output_text.delta":
-        content[0] = content.get(0, "") + obj["delta"]
-
-
-def _naive_anthropic(obj: dict[str, Any], calls: dict[int, dict[Any, dict[str, str]]],
-                     content: dict[int, str]) -> None:
-    mine = calls.setdefault(0, {})
-    kind = obj.get("type")
-    if kind == "content_block_start" and obj["content_block"].get("type") == "tool_use":
-        block = obj["content_block"]
-        mine[obj["index"]] = {"id": block.get("id") or "", "name": block.get("name") or "", "arguments": ""}
-    elif kind == "content_block_delta":
-        delta = obj["delta"]
-        if delta.get("type") == "input_json_delta":
-            mine[obj["index"]]["arguments"] += delta["partial_json"]
-        elif delta.get("type") == "text_delta":
-            content[0] = content.get(0, "") + delta["text"]
-    elif kind == "content_block_stop" and obj["index"] in mine and not mine[obj["index"]]["arguments"]:
-        mine[obj["index"]]["arguments"] = "{}"
-
-
 # ---------------------------------------------------------------- the catalogue
 
 PROFILES: dict[str, ClientProfile] = {
@@ -329,7 +288,7 @@ PROFILES: dict[str, ClientProfile] = {
     for profile in (
         ClientProfile(OPENAI_PYTHON, ("chat", "responses"), True, _openai_python,
                       "the official openai SDK's streaming helpers, run on the recorded events"),
-        ClientProfile(NAIVE, ("chat", "responses", "anthropic"), True, _naive,
+        ClientProfile(NAIVE, None, True, _naive,
                       "+= on every string field of every delta, a dict per index"),
         ClientProfile(ANTHROPIC_PYTHON, ("anthropic",), False, _anthropic_python,
                       "the official anthropic SDK's messages.stream helper (if installed)"),
@@ -354,4 +313,4 @@ def parse_profiles(text: str) -> tuple[str, ...]:
 
 def run_profiles(protocol: str, events: Events, profiles: tuple[str, ...]) -> list[ClientRun]:
     """Every selected profile that reads ``protocol``, run on ``events`` (the dispatched ones, with their steps)."""
-    return [PROFILES[p].run(protocol, events) for p in profiles if protocol in PROFILES[p].protocols]
+    return [PROFILES[p].run(protocol, events) for p in profiles if PROFILES[p].reads(protocol)]

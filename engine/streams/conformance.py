@@ -40,7 +40,7 @@ from callscope.engine.streams.assembly import (
     clip,
 )
 from callscope.engine.streams.clients import AssembledCall, ClientRun, default_profiles, run_profiles
-from callscope.engine.streams.protocols import READERS, detect
+from callscope.engine.streams.protocols import all_protocols, detect, get_protocol
 from callscope.engine.streams.reader import ProtocolReader
 from callscope.engine.streams.sse import EVENTS, EventReader, SseEvent, read_events
 
@@ -87,8 +87,8 @@ class CaptureAnalyzer:
         clients: tuple[str, ...] | None = None,
         expected_choices: int = 1,
     ) -> None:
-        if protocol is not None and protocol not in READERS:
-            raise ValueError(f"unknown protocol {protocol!r} (known: {', '.join(READERS)})")
+        if protocol is not None:
+            get_protocol(protocol)  # a ValueError naming the known ones
         self.name = name
         self.path = path
         self.url = url
@@ -148,7 +148,7 @@ class CaptureAnalyzer:
             protocol = detect(event, self.hint)
             if protocol is None:
                 return None
-            self.reader = READERS[protocol](self.steps, self.atomic_silence_ms, self.expected_choices)
+            self.reader = get_protocol(protocol).reader(self.steps, self.atomic_silence_ms, self.expected_choices)
             self.reader._choices[0] = self._live
         return self.reader
 
@@ -241,11 +241,9 @@ class CaptureAnalyzer:
         for call in builder.calls:
             found.extend(builder.call_verdicts(call, skip_json=truncated and call is builder.calls[-1]))
         found.extend(reader.end(builder, choice, truncated))
-        if truncated:
+        if truncated and not cancelled:  # stopped by the user or the client: cut, but not by the server
             missing = reader.missing_end()
-            if cancelled:
-                why = error or "capture stopped by the user"  # a proxy says who stopped it (the client left)
-            elif error:
+            if error:
                 why = error
             elif not self.steps:
                 why = "the server ended the response without sending a single event"
@@ -314,7 +312,8 @@ class CaptureAnalyzer:
     def _build(self, reader: ProtocolReader, builder: StreamBuilder, choice: int, found: list[Violation],
                truncated: bool, runs: list[ClientRun], error: str | None, cancelled: bool,
                cause: str | None) -> Analysis:
-        ended = any(v.rule in rules.STREAM_ENDERS or v.rule == rules.CLIENT_ERROR for v in found)
+        # a stream cut short (by the server, a client or the user) explains a call that does not reconstruct
+        ended = cancelled or any(v.rule in rules.STREAM_ENDERS or v.rule == rules.CLIENT_ERROR for v in found)
         for call in builder.calls:
             wrong = not builder.usable(call) or not all(v.matches for v in call.clients)
             if wrong and not ended and not any(v.call_index == call.index for v in found):
@@ -335,14 +334,13 @@ class CaptureAnalyzer:
             first = self.events[0][1]
             found.append(Violation(
                 rules.PROTOCOL_UNKNOWN, 1,
-                f"the stream is not Chat Completions, OpenAI Responses or Anthropic Messages: its first event is "
+                f"the stream is not {_labels()}: its first event is "
                 f"{first.type!r} with data {clip(first.data, 60)}; callscope cannot judge it"))
         elif error is None and not cancelled:
             found.append(Violation(rules.STREAM_TRUNCATED, None,
                                    "the server ended the response without sending a single event"))
-        else:
-            why = (error or "capture stopped by the user") if cancelled else error
-            found.append(Violation(rules.STREAM_TRUNCATED, None, f"no event arrived: {why}"))
+        elif not cancelled:  # stopped by the user or the client before anything came: nobody's rule
+            found.append(Violation(rules.STREAM_TRUNCATED, None, f"no event arrived: {error}"))
         truncated = not self.steps or error is not None or cancelled
         return self._live.build(name=self.name, source=self._source(error), identity=self._identity(),
                                 violations=found, final=True, truncated=truncated,
@@ -415,7 +413,13 @@ def _shown_call(call: Call) -> str:
 
 
 def _chunk_name(reader: ProtocolReader) -> str:
-    return "chunk" if reader.protocol == "chat" else "event"
+    return get_protocol(reader.protocol).unit
+
+
+def _labels() -> str:
+    """``Chat Completions, OpenAI Responses or Anthropic Messages``: every protocol callscope reads."""
+    labels = [spec.label for spec in all_protocols()]
+    return ", ".join(labels[:-1]) + " or " + labels[-1] if len(labels) > 1 else labels[0]
 
 
 # ---------------------------------------------------------------- entry points
@@ -463,7 +467,7 @@ def stream_ended(lines: Iterable[tuple[float | None, str]], protocol: str | None
     found = next((p for p in (detect(event, protocol) for event in events) if p is not None), None)
     if found is None:
         return True
-    reader = READERS[found]([])
+    reader = get_protocol(found).reader([])
     for step, event in enumerate(events[-_END_LOOK_BACK:], 1):  # every protocol's end is in its last events
         reader.event(step, event.ms, 0.0, event)
     return reader.finished_properly()

@@ -17,13 +17,16 @@ response) and ``stream-truncated`` (no ``response.completed``).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from callscope.engine.core import rules
-from callscope.engine.core.wire import Violation
+from callscope.engine.core.wire import CONTENT, REASONING, Violation, WireChunk
 from callscope.engine.streams.assembly import Call, StreamBuilder, clip, is_json
 from callscope.engine.streams.reader import ProtocolReader, good_index
+from callscope.engine.streams.spec import NaiveCalls, ProtocolSpec, described, function_of, schema_of
 from callscope.engine.streams.sse import SseEvent
+from callscope.engine.streams.writer import ProtocolWriter, WrittenCall, sse
 
 PROTOCOL = "responses"
 ENDS = ("response.completed", "response.incomplete", "response.failed")
@@ -227,3 +230,244 @@ _HANDLERS = {
     "response.reasoning_summary_text.delta": ResponsesReader._reasoning,
     "response.reasoning_text.delta": ResponsesReader._reasoning,
 }
+
+
+# ---------------------------------------------------------------- the declaration
+
+
+def _recognise(event: SseEvent, data: Any) -> bool:
+    """Any ``response.*`` event (by its SSE ``event:`` or its data's ``type``)."""
+    kind = data.get("type") if isinstance(data, dict) else None
+    return any(isinstance(n, str) and n.startswith("response.") for n in (event.event, kind))
+
+
+def request_body(body: dict[str, Any]) -> dict[str, Any]:
+    """A chat-shaped body as a Responses request: ``input``, flat function tools, ``max_output_tokens``."""
+    body = dict(body)
+    messages = body.pop("messages", None)
+    if messages and "input" not in body:
+        body["input"] = messages
+    if isinstance(body.get("tools"), list):
+        body["tools"] = [
+            {"type": "function", "name": f.get("name"), **described(f), "parameters": schema_of(f)}
+            if (f := function_of(t)) is not None else t
+            for t in body["tools"]
+        ]
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and isinstance(choice.get("function"), dict):
+        body["tool_choice"] = {"type": "function", "name": choice["function"].get("name")}
+    if "max_tokens" in body and "max_output_tokens" not in body:
+        body["max_output_tokens"] = body.pop("max_tokens")
+    return body
+
+
+def _has_input(body: dict[str, Any]) -> bool:
+    return bool(body.get("messages")) or bool(body.get("input"))
+
+
+def naive_read(obj: dict[str, Any], calls: NaiveCalls, content: dict[int, str]) -> None:
+    """The naive client: a call per announced item, ``+=`` on its argument deltas, text deltas appended."""
+    mine = calls.setdefault(0, {})
+    kind = obj.get("type")
+    if kind == "response.output_item.added" and obj["item"].get("type") == "function_call":
+        item = obj["item"]
+        mine[item["id"]] = {"id": item.get("call_id") or "", "name": item.get("name") or "",
+                            "arguments": item.get("arguments") or ""}
+    elif kind == "response.function_call_arguments.delta":
+        mine[obj["item_id"]]["arguments"] += obj["delta"]
+    elif kind == "response.output_text.delta":
+        content[0] = content.get(0, "") + obj["delta"]
+
+
+class ResponsesWriter(ProtocolWriter):
+    """An OpenAI Responses server: typed events, each item announced, streamed, finished, then ``response.completed``.
+
+    Text is a ``message`` item (its ``output_text`` part streamed by
+    ``response.output_text.delta``), reasoning a ``reasoning`` item (its summary
+    streamed), a call a ``function_call`` item (``call_id``, ``name``; its
+    arguments streamed by ``response.function_call_arguments.delta``). An item
+    is finished (``...done`` events) when the next one opens or the response ends.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._seq = 0
+        self._items: list[dict[str, Any]] = []  # every output item, as finished (or being written)
+        self._open: dict[str, Any] | None = None  # the item being written: its kind, item and texts
+        self._call_items: dict[int, dict[str, Any]] = {}  # call number -> its item state
+        self._response_id = "resp_" + self.identity.completion_id.rsplit("-", 1)[-1]
+
+    def _event(self, kind: str, **fields: Any) -> str:
+        self._seq += 1
+        return sse({"type": kind, "sequence_number": self._seq - 1, **fields}, kind)
+
+    def _response(self, status: str, output: list[dict[str, Any]]) -> dict[str, Any]:
+        response: dict[str, Any] = {"id": self._response_id, "object": "response", "created_at": self.identity.created,
+                                    "status": status, "model": self.model, "output": output,
+                                    "parallel_tool_calls": True, "tool_choice": "auto", "tools": []}
+        if status == "incomplete":
+            response["incomplete_details"] = {"reason": "max_output_tokens"}
+        return response
+
+    def start(self) -> list[str]:
+        return [self._event("response.created", response=self._response("in_progress", [])),
+                self._event("response.in_progress", response=self._response("in_progress", []))]
+
+    def _begin(self, kind: str, item: dict[str, Any]) -> list[str]:
+        """Finish the open item, announce a new one at the next output position."""
+        events = self._close()
+        self._open = {"kind": kind, "item": item, "index": len(self._items), "text": []}
+        self._items.append(item)
+        return events + [self._event("response.output_item.added", output_index=self._open["index"],
+                                     item={**item, "status": "in_progress"})]
+
+    def _close(self) -> list[str]:
+        open_, self._open = self._open, None
+        if open_ is None:
+            return []
+        item, index, text = open_["item"], open_["index"], "".join(open_["text"])
+        events: list[str] = []
+        if open_["kind"] == "message":
+            part = {"type": "output_text", "text": text, "annotations": []}
+            events += [self._event("response.output_text.done", item_id=item["id"], output_index=index, content_index=0,
+                                   text=text),
+                       self._event("response.content_part.done", item_id=item["id"], output_index=index,
+                                   content_index=0, part=part)]
+            item["content"] = [part]
+        elif open_["kind"] == "reasoning":
+            part = {"type": "summary_text", "text": text}
+            events += [self._event("response.reasoning_summary_text.done", item_id=item["id"], output_index=index,
+                                   summary_index=0, text=text),
+                       self._event("response.reasoning_summary_part.done", item_id=item["id"], output_index=index,
+                                   summary_index=0, part=part)]
+            item["summary"] = [part]
+        else:
+            item["arguments"] = text
+            events.append(self._event("response.function_call_arguments.done", item_id=item["id"], output_index=index,
+                                      arguments=text))
+        item["status"] = "completed"
+        return events + [self._event("response.output_item.done", output_index=index, item=item)]
+
+    def _text_item(self, kind: str) -> list[str]:
+        """The open message (or reasoning) item, opened if another kind of item is open."""
+        if self._open is not None and self._open["kind"] == kind:
+            return []
+        number = len(self._items)
+        if kind == "message":
+            item = {"id": f"msg_{self._response_id[5:17]}_{number}", "type": "message", "role": "assistant",
+                    "content": []}
+            events = self._begin(kind, item)
+            return events + [self._event("response.content_part.added", item_id=item["id"],
+                                         output_index=self._open["index"], content_index=0,  # type: ignore[index]
+                                         part={"type": "output_text", "text": "", "annotations": []})]
+        item = {"id": f"rs_{self._response_id[5:17]}_{number}", "type": "reasoning", "summary": []}
+        events = self._begin(kind, item)
+        return events + [self._event("response.reasoning_summary_part.added", item_id=item["id"],
+                                     output_index=self._open["index"], summary_index=0,  # type: ignore[index]
+                                     part={"type": "summary_text", "text": ""})]
+
+    def events(self, chunk: WireChunk, call: WrittenCall | None) -> list[str]:
+        kind = chunk.kind
+        if kind in (CONTENT, REASONING) and chunk.text:
+            which = "message" if kind == CONTENT else "reasoning"
+            events = self._text_item(which)
+            assert self._open is not None
+            self._open["text"].append(chunk.text)
+            name = "response.output_text.delta" if kind == CONTENT else "response.reasoning_summary_text.delta"
+            where = {"content_index": 0} if kind == CONTENT else {"summary_index": 0}
+            return events + [self._event(name, item_id=self._open["item"]["id"], output_index=self._open["index"],
+                                         **where, delta=chunk.text)]
+        if call is None:
+            return []
+        events = []
+        state = self._call_items.get(call.number)
+        if state is None:
+            item = {"id": f"fc_{self._response_id[5:17]}_{call.number}", "type": "function_call", "call_id": call.id,
+                    "name": call.name, "arguments": ""}
+            events += self._begin("call", item)
+            state = self._call_items[call.number] = self._open  # type: ignore[assignment]
+        if chunk.text:
+            state["text"].append(chunk.text)
+            events.append(self._event("response.function_call_arguments.delta", item_id=state["item"]["id"],
+                                      output_index=state["index"], delta=chunk.text))
+        return events
+
+    def end(self) -> list[str]:
+        events = self._close()
+        status = "incomplete" if self.final_finish == "length" else "completed"
+        kind = "response.incomplete" if status == "incomplete" else "response.completed"
+        return events + [self._event(kind, response=self._response(status, self._items))]
+
+    def message(self) -> dict[str, Any]:
+        output: list[dict[str, Any]] = []
+        if self.reasoning:
+            output.append({"id": f"rs_{self._response_id[5:17]}_0", "type": "reasoning",
+                           "summary": [{"type": "summary_text", "text": "".join(self.reasoning)}], "status": "completed"})
+        if self.content:
+            output.append({"id": f"msg_{self._response_id[5:17]}_{len(output)}", "type": "message", "role": "assistant",
+                           "status": "completed",
+                           "content": [{"type": "output_text", "text": self.text, "annotations": []}]})
+        output += [{"id": f"fc_{self._response_id[5:17]}_{c.number}", "type": "function_call", "call_id": c.id,
+                    "name": c.name, "arguments": c.text, "status": "completed"} for c in self.calls]
+        status = "incomplete" if self.final_finish == "length" else "completed"
+        return self._response(status, output)
+
+
+def chat_request(body: dict[str, Any]) -> dict[str, Any]:
+    """A Responses request in the chat shape (``callscope serve --model`` renders that): ``instructions`` and
+    ``input`` (a string or items: messages, ``function_call``, ``function_call_output``) as messages, flat function
+    tools as the OpenAI array, ``tool_choice`` and ``max_output_tokens`` renamed."""
+    chat = {k: v for k, v in body.items() if k not in ("input", "instructions", "tools", "tool_choice",
+                                                       "max_output_tokens")}
+    messages: list[dict[str, Any]] = []
+    if isinstance(body.get("instructions"), str) and body["instructions"]:
+        messages.append({"role": "system", "content": body["instructions"]})
+    given = body.get("input")
+    items = [{"role": "user", "content": given}] if isinstance(given, str) else given if isinstance(given, list) else []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "function_call":
+            call = {"id": item.get("call_id") or item.get("id") or "", "type": "function",
+                    "function": {"name": item.get("name") or "", "arguments": item.get("arguments") or ""}}
+            if messages and messages[-1].get("role") == "assistant" and "tool_calls" in messages[-1]:
+                messages[-1]["tool_calls"].append(call)
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif kind == "function_call_output":
+            output = item.get("output")
+            messages.append({"role": "tool", "tool_call_id": item.get("call_id") or "",
+                             "content": output if isinstance(output, str) else json.dumps(output)})
+        elif "role" in item:
+            role = "system" if item["role"] == "developer" else item["role"]
+            messages.append({"role": role, "content": item.get("content")})
+    chat["messages"] = messages
+    if isinstance(body.get("tools"), list):
+        chat["tools"] = [{"type": "function", "function": {"name": t.get("name"), **described(t),
+                                                           "parameters": schema_of(t)}}
+                         if isinstance(t, dict) and t.get("type") == "function" else t for t in body["tools"]]
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        chat["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
+    elif choice is not None:
+        chat["tool_choice"] = choice
+    if "max_output_tokens" in body:
+        chat["max_tokens"] = body["max_output_tokens"]
+    return chat
+
+
+SPEC = ProtocolSpec(
+    id=PROTOCOL,
+    label=ResponsesReader.label,
+    path=ResponsesReader.path,
+    reader=ResponsesReader,
+    end_events=ENDS,
+    end_text="response.completed",
+    recognise=_recognise,
+    naive=naive_read,
+    body=request_body,
+    has_input=_has_input,
+    writer=ResponsesWriter,
+    chat_request=chat_request,
+)

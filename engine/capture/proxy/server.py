@@ -43,7 +43,6 @@ from callscope.engine.capture.client import (
     Line,
     _tls_context,
     data_line_count,
-    is_done_line,
 )
 from callscope.engine.capture.proxy.config import MAX_REQUEST_BYTES, ProxyConfig, upstream_url
 from callscope.engine.capture.proxy.judge import ProcessJudge, ThreadJudge
@@ -56,12 +55,20 @@ from callscope.engine.capture.redact import Redactor, redact_url, url_secrets
 from callscope.engine.capture.request import CaptureRequest
 from callscope.engine.core.json_text import DOCUMENT_DEPTH, loads
 from callscope.engine.streams.conformance import stream_ended
-from callscope.engine.streams.protocols import expected_choices
+from callscope.engine.streams.protocols import (
+    DEFAULT_PROTOCOL,
+    all_protocols,
+    end_markers,
+    end_text,
+    expected_choices,
+    is_end_line,
+)
 
 READ_SIZE = 65536
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "te", "trailer",
                         "transfer-encoding", "upgrade", "host", "content-length", "expect"})
 #: Request headers whose values are secrets: masked in every recording and message (they still go upstream).
+#: Every registered protocol's key headers are too (:func:`secret_headers`).
 SECRET_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie")
 STOPPED = "the proxy was stopped"
 CLIENT_GONE = "the client disconnected"
@@ -202,8 +209,11 @@ class ProxyServer:
             self._end(turn, stream, recorder, CaptureError("cancelled", STOPPED), cancelled=True)
             raise
         except _ClientGone:
-            self._end(turn, stream, recorder, CaptureError("cancelled", CLIENT_GONE), cancelled=True)
             client.broken = True
+            if stream is not None and stream.done:  # it had the whole answer: how it hangs up is its business
+                self._end(turn, stream, recorder, None)
+            else:
+                self._end(turn, stream, recorder, CaptureError("cancelled", CLIENT_GONE), cancelled=True)
         except UpstreamError as exc:
             error = CaptureError(exc.kind, redactor.text(exc.message))
             if turn.status is None:  # nothing answered yet: the client gets a 502 with the one line
@@ -227,7 +237,7 @@ class ProxyServer:
         extra = {"protocol": turn.protocol, "proxy": {"turn": turn.number, "method": turn.method,
                                                       "target": turn.target, "status": turn.status},
                  **judged_with(self.config.atomic_silence_ms, self.config.clients)}
-        request = CaptureRequest(turn.url, turn.body or {}, api_key_env="", protocol=turn.protocol or "chat",
+        request = CaptureRequest(turn.url, turn.body or {}, api_key_env="", protocol=turn.protocol or DEFAULT_PROTOCOL,
                                  insecure=self.config.insecure, connect_timeout=self.config.connect_timeout,
                                  read_timeout=self.config.read_timeout)
         try:
@@ -291,7 +301,10 @@ class _Stream:
         self.recorder = recorder
         self.sink = sink
         self.lines: list[Line] = []
+        #: The protocol's last event arrived (``[DONE]``, ``response.completed``, ``message_stop``): the turn is
+        #: complete, however the client closes afterwards (any known protocol's when the path names none).
         self.done = False
+        self._ends = end_markers(turn.protocol)
 
     def feed(self, data: bytes) -> None:
         if self.decoder.error is not None or not data:
@@ -304,12 +317,13 @@ class _Stream:
             self.decoder.error = f"the response body could not be decoded ({type(exc).__name__}: {exc})"
             return
         if lines:
-            self._take(lines, b"[DONE]" in decoded)
+            self._take(lines, any(end in decoded for end in self._ends))
 
     def _take(self, lines: list[Line], maybe_done: bool = True) -> None:
         self.lines.extend(lines)
-        if maybe_done and not self.done and any(is_done_line(line) for _, line in lines):
-            self.done = True
+        if maybe_done and not self.done:
+            protocol = self.turn.protocol
+            self.done = any(is_end_line(line, protocol) for _, line in lines)
         if self.recorder is not None:
             self.recorder.write(lines)
         if self.sink is not None:
@@ -323,9 +337,7 @@ class _Stream:
         if error is None and self.decoder.error is not None:
             error = CaptureError("protocol", self.decoder.error)
         if error is None and not cancelled and not self.done and not stream_ended(self.lines, turn.protocol):
-            end = "its protocol's end" if turn.protocol is None else {
-                "chat": "a finish chunk or [DONE]", "responses": "response.completed",
-                "anthropic": "message_stop"}[turn.protocol]
+            end = end_text(turn.protocol)
             error = CaptureError("closed", f"the server closed the stream before {end}" if data_line_count(self.lines)
                                  else "the server ended the response without sending a single data line")
         if error is not None and self.stamper.cut_bytes and error.kind != "cancelled":
@@ -499,11 +511,19 @@ def _hop_by_hop(headers: list[tuple[str, str]]) -> frozenset[str]:
     return HOP_BY_HOP | named
 
 
+def secret_headers() -> frozenset[str]:
+    """:data:`SECRET_HEADERS` and every header a registered protocol puts its key in (``ProtocolSpec.auth``)."""
+    probe = "callscope-key-probe"
+    named = {k.lower() for spec in all_protocols() for k, v in spec.auth(probe).items() if probe in v}
+    return frozenset(SECRET_HEADERS) | named
+
+
 def _redactor(headers: list[tuple[str, str]], url: str) -> Redactor:
     """Masks this request's secrets: its auth headers (whole, and the token after the scheme) and URL credentials."""
     values: list[str] = []
+    secret = secret_headers()
     for key, value in headers:
-        if key.lower() in SECRET_HEADERS:
+        if key.lower() in secret:
             values.append(value.strip())
             _, _, token = value.strip().partition(" ")
             if token:

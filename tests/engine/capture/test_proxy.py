@@ -218,8 +218,7 @@ def test_a_client_that_leaves_cancels_its_upstream_request(tmp_path):
     trace = read_trace(turn.record_path)
     assert trace.end is not None and trace.end.cause == "cancelled" and trace.end.detail == "the client disconnected"
     assert turn.analyses[0].finish_cause == "cancelled" and "the client disconnected" in turn.summary()
-    truncated = [v for v in turn.analyses[0].violations if v.rule == "stream-truncated"]
-    assert truncated and truncated[0].detail.endswith("the client disconnected")
+    assert turn.analyses[0].violations == []  # the client's doing: no rule against the server
 
 
 def test_keep_alive_chunked_request_bodies_and_expect_continue(server, tmp_path):

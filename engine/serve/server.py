@@ -1,0 +1,368 @@
+"""The ``callscope serve`` server: an OpenAI-compatible endpoint on loopback that plays a source to real clients.
+
+Requests are recognised by path: every registered protocol's endpoint
+(``POST /v1/chat/completions``, ``/v1/responses``, ``/v1/messages``), and
+``GET /v1/models``. Anything else is a ``404`` JSON error shaped like
+OpenAI's; a body that is not a JSON object, or has nothing to answer, a
+``400``. A request with ``"stream": true`` gets an event stream, each piece at
+its recorded time (divided by ``speed``; ``None``: at once); one without gets
+the final message.
+
+Each answer is a turn, like a proxied one (:class:`~callscope.engine.capture.proxy.turn.Turn`):
+the lines the client was sent are stamped as they go, handed to the observer
+(the CLI's one line per turn, the window's Serve source), judged like
+``callscope capture`` judges a stream, and with ``record_dir`` recorded as a
+capture trace in a session folder (so ``callscope replay``, and ``serve``
+itself, read it back). A turn is complete once its protocol's last event was
+sent, however the client closes afterwards; a client that leaves before that
+cancels the turn (a live generation stops).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from callscope.engine.capture.client import CaptureError, CaptureResult, Line
+from callscope.engine.capture.proxy import ProxyObserver
+from callscope.engine.capture.proxy.judge import ProcessJudge, ThreadJudge
+from callscope.engine.capture.proxy.session import SessionFolder
+from callscope.engine.capture.proxy.turn import Turn
+from callscope.engine.capture.recording import CaptureRecorder, judged_with
+from callscope.engine.capture.request import CaptureRequest
+from callscope.engine.core.json_text import DOCUMENT_DEPTH, loads
+from callscope.engine.serve.errors import ServeError
+from callscope.engine.serve.http import BadRequest, ClientGone, Connection, HttpRequest
+from callscope.engine.serve.reply import Reply, reply_for
+from callscope.engine.serve.sources import Source
+from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS
+from callscope.engine.streams.protocols import all_protocols, get_protocol, is_end_line, protocol_for_path
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8788
+MODELS_PATH = "/models"
+CLIENT_GONE = "the client disconnected"
+STOPPED = "callscope serve was stopped"
+
+
+@dataclass(frozen=True, slots=True)
+class ServeConfig:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    #: Recorded times are divided by this (2: twice as fast); None: every piece at once (``--speed max``).
+    speed: float | None = 1.0
+    #: ``--policy atomic`` for captured streams: each call sent whole, when it was complete.
+    atomic: bool = False
+    record_dir: Path | None = None
+    atomic_silence_ms: float = DEFAULT_ATOMIC_SILENCE_MS
+    clients: tuple[str, ...] | None = None
+
+
+class Replier(Protocol):
+    """What answers requests: recorded streams (:class:`RecordingReplier`) or a live model."""
+
+    label: str
+
+    def names(self) -> list[str]: ...
+
+    def reply(self, protocol: str, body: dict[str, Any]) -> Reply: ...
+
+
+class RecordingReplier:
+    """A source's streams: the one the request's ``model`` names, else the next."""
+
+    def __init__(self, source: Source, atomic: bool = False) -> None:
+        self.source = source
+        self.atomic = atomic
+        self.label = source.label
+
+    def names(self) -> list[str]:
+        return self.source.names()
+
+    def reply(self, protocol: str, body: dict[str, Any]) -> Reply:
+        model = body.get("model") if isinstance(body.get("model"), str) else None
+        return reply_for(self.source.pick(model), protocol, atomic=self.atomic, model=model)
+
+
+@dataclass(slots=True)
+class ServedTurn(Turn):
+    """A turn ``serve`` answered: also what it served."""
+
+    served: str | None = None
+
+    def summary(self) -> str:
+        if self.judged_summary is not None:
+            return self.judged_summary
+        text = Turn.summary(self).replace(", not streamed (passed through)", ", not streamed")
+        return text + (f" · served {self.served}" if self.served else "")
+
+
+class ServeServer:
+    """``await start()``; requests are answered; ``await stop()`` ends it. One instance per listening socket."""
+
+    def __init__(self, config: ServeConfig, replier: Replier, observer: ProxyObserver | None = None,
+                 judge: ThreadJudge | ProcessJudge | None = None) -> None:
+        self.config = config
+        self.replier = replier
+        self.observer = observer
+        self.judge = judge if judge is not None else ThreadJudge()
+        self.session: SessionFolder | None = None
+        self.open: dict[int, ServedTurn] = {}
+        self.turn_count = 0
+        self.streamed_count = 0
+        self.host = config.host
+        self.port = config.port
+        self._server: asyncio.base_events.Server | None = None
+        self._connections: set[asyncio.Task[Any]] = set()
+        self._judging: set[asyncio.Task[Any]] = set()
+        self._stopping = False
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Bind (an OSError says why not), start the judge, make the session folder."""
+        self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self.judge.start()
+        if self.config.record_dir is not None:
+            self.session = SessionFolder(self.config.record_dir)
+
+    async def stop(self) -> None:
+        """Stop listening, end every open turn (recorded as cancelled), finish judging."""
+        self._stopping = True
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._judging:
+            await asyncio.gather(*self._judging, return_exceptions=True)
+        await asyncio.to_thread(self.judge.close)
+
+    # ------------------------------------------------------------ one connection
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        if self._stopping:
+            writer.close()
+            return
+        self._connections.add(task)
+        sock = writer.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        connection = Connection(reader, writer)
+        try:
+            while not self._stopping:
+                try:
+                    request = await connection.next_request()
+                except BadRequest as exc:
+                    await connection.fail(exc)
+                    break
+                if request is None:
+                    break
+                await self._exchange(connection, request)
+                if not connection.keep_alive:
+                    break
+        except (ConnectionError, ClientGone, asyncio.CancelledError):
+            pass
+        finally:
+            self._connections.discard(task)
+            writer.close()
+
+    async def _exchange(self, connection: Connection, request: HttpRequest) -> None:
+        self.turn_count += 1
+        body = _json_object(request.body)
+        turn = ServedTurn(self.turn_count, request.method, request.target, self.url + request.target,
+                          body=body if isinstance(body, dict) else None)
+        self.open[turn.number] = turn
+        self._notify("turn_started", turn)
+        turn.started = time.monotonic()
+        try:
+            await self._answer(connection, request, turn, body)
+        except ServeError as exc:
+            turn.status, turn.content_type, turn.error = exc.status, "application/json", exc.message
+            with contextlib.suppress(ClientGone):
+                await connection.send_json(exc.status, exc.body())
+        except ClientGone:
+            turn.error = turn.error or CLIENT_GONE
+        except asyncio.CancelledError:
+            turn.error = turn.error or STOPPED
+            self._end(turn)
+            raise
+        self._end(turn)
+
+    async def _answer(self, connection: Connection, request: HttpRequest, turn: ServedTurn, body: Any) -> None:
+        path = request.path.rstrip("/")
+        protocol = protocol_for_path(path)
+        if path.endswith(MODELS_PATH) and protocol is None:
+            if request.method != "GET":
+                raise ServeError(405, f"{request.method} {request.path}: the model list is read with GET")
+            turn.status, turn.content_type = 200, "application/json"
+            await connection.send_json(200, models_list(self.replier.names()))
+            return
+        if protocol is None:
+            paths = ", ".join(spec.path for spec in all_protocols())
+            raise ServeError(404, f"Invalid URL ({request.method} {request.path}): callscope serve answers POST "
+                             f"{paths} and GET /v1/models", code="unknown_url")
+        if request.method != "POST":
+            raise ServeError(405, f"{request.method} {request.path}: this endpoint takes POST")
+        spec = get_protocol(protocol)
+        if not isinstance(body, dict):
+            raise ServeError(400, "the request body is not a JSON object" if body is not None or request.body
+                             else "the request has no body (a JSON object was expected)")
+        if not spec.has_input(body):
+            raise ServeError(400, f"the request has nothing to answer: a {spec.label} request needs its messages",
+                             param="messages")
+        reply = self.replier.reply(protocol, body)
+        turn.served = reply.name
+        await reply.prepare()
+        if body.get("stream") is True:
+            await self._stream(connection, turn, reply)
+            return
+        message = await reply.message()
+        turn.status, turn.content_type = 200, "application/json"
+        await connection.send_json(200, message)
+
+    # ------------------------------------------------------------ a streamed answer
+
+    async def _stream(self, connection: Connection, turn: ServedTurn, reply: Reply) -> None:
+        turn.status, turn.content_type, turn.streaming = 200, "text/event-stream", True
+        recorder = self._recorder(turn)
+        lines: list[Line] = []
+        state = {"done": False}
+        sender = asyncio.ensure_future(self._send(connection, turn, reply, lines, recorder, state))
+        watch = asyncio.ensure_future(connection.closed())
+        error: CaptureError | None = None
+        cancelled = False
+        try:
+            await asyncio.wait({sender, watch}, return_when=asyncio.FIRST_COMPLETED)
+            if not sender.done():  # the client left while it was being answered
+                sender.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ClientGone):
+                    await sender
+            elif sender.exception() is not None and not isinstance(sender.exception(), ClientGone):
+                error = CaptureError("protocol", f"the answer broke off: {sender.exception()}")
+            if not state["done"] and error is None:
+                cancelled = True
+                reply.cancel()
+        except asyncio.CancelledError:
+            sender.cancel()
+            reply.cancel()
+            error, cancelled = CaptureError("cancelled", STOPPED), True
+            raise
+        finally:
+            watch.cancel()
+            if cancelled and error is None:
+                error = CaptureError("cancelled", CLIENT_GONE)
+                turn.error = CLIENT_GONE
+            self._finish(turn, lines, recorder, error, cancelled, state["done"])
+
+    async def _send(self, connection: Connection, turn: ServedTurn, reply: Reply, lines: list[Line],
+                    recorder: CaptureRecorder | None, state: dict[str, bool]) -> None:
+        await connection.start_stream([("x-callscope-served", _header_value(reply.name))])
+        speed = self.config.speed
+        protocol = turn.protocol
+        sink = self.observer.turn_lines if self.observer is not None else None
+        async for ms, text in reply.pieces():
+            if ms is not None and speed is not None:
+                delay = turn.started + ms / speed / 1000.0 - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            await connection.send(text)
+            sent = (time.monotonic() - turn.started) * 1000.0
+            new = [(sent, line) for line in text[:-1].split("\n")] if text.endswith("\n") else \
+                [(sent, line) for line in text.split("\n")]
+            lines.extend(new)
+            if not state["done"] and any(is_end_line(line, protocol) for _, line in new):
+                state["done"] = True
+            if recorder is not None:
+                recorder.write(new)
+            if sink is not None:
+                sink(turn, new)
+        await connection.end_stream()
+        state["done"] = True
+
+    def _recorder(self, turn: ServedTurn) -> CaptureRecorder | None:
+        if self.session is None:
+            return None
+        turn.record_path = self.session.turn_path(turn.number)
+        extra = {"protocol": turn.protocol, "serve": {"turn": turn.number, "target": turn.target,
+                                                      "served": turn.served},
+                 **judged_with(self.config.atomic_silence_ms, self.config.clients)}
+        request = CaptureRequest(turn.url, turn.body or {}, api_key_env="", protocol=turn.protocol or "")
+        try:
+            return CaptureRecorder(turn.record_path, request, f"served turn {turn.number}: {turn.served}",
+                                   extra=extra)
+        except (OSError, ValueError) as exc:
+            turn.error = f"cannot record {turn.record_path}: {getattr(exc, 'strerror', None) or exc}"
+            turn.record_path = None
+            return None
+
+    def _finish(self, turn: ServedTurn, lines: list[Line], recorder: CaptureRecorder | None,
+                error: CaptureError | None, cancelled: bool, done: bool) -> None:
+        ended = (time.monotonic() - turn.started) * 1000.0
+        turn.result = CaptureResult(url=turn.url, lines=lines, protocol=turn.protocol or "", status=turn.status,
+                                    content_type=turn.content_type, error=error, cancelled=cancelled, done=done,
+                                    started=turn.started, ended_ms=ended)
+        if recorder is not None:
+            recorder.finish(turn.result)
+            if recorder.failed is not None:
+                turn.error = recorder.failed
+
+    # ------------------------------------------------------------ judging
+
+    def _end(self, turn: ServedTurn) -> None:
+        turn.ended_ms = (time.monotonic() - turn.started) * 1000.0
+        task = asyncio.get_running_loop().create_task(self._judge(turn))
+        self._judging.add(task)
+        task.add_done_callback(self._judging.discard)
+
+    async def _judge(self, turn: ServedTurn) -> None:
+        self.open.pop(turn.number, None)
+        if turn.streaming:
+            self.streamed_count += 1
+        if turn.streaming and turn.result is not None:
+            await self.judge.judge(turn, self.config.atomic_silence_ms, self.config.clients)
+        if self.session is not None:
+            with contextlib.suppress(OSError):
+                self.session.add(turn.index_record())
+        self._notify("turn_ended", turn)
+
+    def _notify(self, what: str, turn: ServedTurn) -> None:
+        if self.observer is not None:
+            getattr(self.observer, what)(turn)
+
+
+def models_list(names: list[str]) -> dict[str, Any]:
+    """``GET /v1/models``: OpenAI's list, with the fields Anthropic's list has beside them (both SDKs read it)."""
+    data = [{"id": n, "object": "model", "type": "model", "created": 0, "created_at": "1970-01-01T00:00:00Z",
+             "owned_by": "callscope", "display_name": n} for n in names]
+    return {"object": "list", "data": data, "has_more": False,
+            "first_id": names[0] if names else None, "last_id": names[-1] if names else None}
+
+
+def _json_object(raw: bytes) -> Any:
+    """The body as JSON (None when empty or not JSON at all)."""
+    if not raw.strip():
+        return None
+    try:
+        return loads(raw.decode("utf-8"), DOCUMENT_DEPTH)
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def _header_value(text: str) -> str:
+    return "".join(c if 0x20 <= ord(c) < 0x7F else "?" for c in text)[:200]
