@@ -14,12 +14,14 @@ what the server sent rather than a policy's output.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 REPLAY = "replay"
 RUN = "run"
 CAPTURE = "capture"
 SOURCES = (REPLAY, RUN, CAPTURE)
+_KEBAB = re.compile(r"[a-z]+(?:-[a-z]+)+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +119,30 @@ PROTOCOL_UNKNOWN = _rule(
 
 #: Rules after which nothing more arrives: the reconciliation says the stream ended early.
 STREAM_ENDERS: tuple[str, ...] = tuple(rule.id for rule in RULES.values() if rule.ends_stream)
+#: The rules callscope itself raises (a plug-in's registered rules come after them and can be removed).
+BUILTIN_RULES: tuple[str, ...] = tuple(RULES)
+
+
+def register_rule(rule_id: str, meaning: str, *sources: str) -> str:
+    """Make a rule defined outside callscope (a plug-in's reader or policy, a test) known; returns its id.
+
+    Its id must be new and kebab-case; violations of it then validate, and reports, the
+    rules table and expected verdicts know it, until :func:`unregister_rule`. (A plug-in's
+    rule never ends the stream: that is :data:`STREAM_ENDERS`, fixed.)
+    """
+    if rule_id in RULES:
+        raise ValueError(f"rule {rule_id!r} is already registered")
+    if not _KEBAB.fullmatch(rule_id):
+        raise ValueError(f"rule id {rule_id!r}: lowercase words joined by -")
+    if not sources or not set(sources) <= set(SOURCES):
+        raise ValueError(f"rule {rule_id}: name its sources, from {', '.join(SOURCES)}")
+    return _rule(rule_id, meaning, *sources)
+
+
+def unregister_rule(rule_id: str) -> None:
+    if rule_id in BUILTIN_RULES:
+        raise ValueError(f"rule {rule_id!r} is callscope's own: built-in rules cannot be removed")
+    RULES.pop(rule_id, None)
 
 
 def raised_by(source: str) -> list[Rule]:
