@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +124,15 @@ def test_the_cli_reference_is_generated_from_the_parsers():
 def test_the_checks_can_fail():
     assert not _exists("engine/formats/_kit/no_such.py") and _exists("_kit/spec.py")
     assert "FormatSpec" in defined_names() and "FormatSpecs" not in defined_names()
+
+
+def test_the_extension_examples_touch_nothing_outside_the_tests():
+    """extending.md's test-only examples are one file each and no edit elsewhere: the product never names them."""
+    rows = _table("extending.md", "| extension | declaration |")
+    examples = [re.search(r"`(tests/support/\w+\.py)`", row[3]).group(1) for row in rows]
+    assert all((ROOT / e).is_file() for e in examples) and len(examples) == len(rows)
+    names = {Path(e).stem for e in examples} | {"testfmt", "tinyproto", "ProbePane", "slot-reused"}
+    product = [p for folder in ("app", "engine", "benchmarks", "scripts", "resources", "fixtures")
+               for p in (ROOT / folder).rglob("*") if p.is_file() and p.suffix in (".py", ".json", ".jsonl", ".jinja")]
+    named = [f"{p.relative_to(ROOT)}: {n}" for p in product for n in names if n in p.read_text(encoding="utf-8")]
+    assert not named, named
