@@ -4,7 +4,7 @@ A :class:`~callscope.engine.core.wire.Violation` names its rule by id; reports, 
 expected verdicts and scripts match on those ids, so they never change. They are listed
 here once, each with its meaning and the sources that can raise it, and every place that
 raises a violation uses the constants below (a test checks no rule id is spelled out
-anywhere else in the engine, and that README's "Violation rules" list matches :data:`RULES`).
+anywhere else in the engine, and that docs/rules.md's table matches :data:`RULES`).
 
 Sources: ``replay`` is a recording (trace, llama.cpp byte-prefix fixture, raw generation) run
 through a parser and a policy; ``run`` is a live model through the same pipeline; ``capture``
@@ -34,7 +34,7 @@ class Rule:
     ends_stream: bool = False
 
 
-#: Every rule by id, in the order README lists them (the policy's rules, then the capture's).
+#: Every rule by id, in the order docs/rules.md lists them (the policy's rules, then the capture's).
 RULES: dict[str, Rule] = {}
 
 
@@ -151,7 +151,7 @@ def raised_by(source: str) -> list[Rule]:
 
 
 def markdown_table() -> str:
-    """README's table of the rules (a test checks README holds exactly this, so the two never drift)."""
+    """docs/rules.md's table of the rules (a test checks the doc holds exactly this, so the two never drift)."""
     rows = ["| rule | meaning | raised by |", "| --- | --- | --- |"]
     for rule in RULES.values():
         ends = " (ends the stream)" if rule.ends_stream else ""

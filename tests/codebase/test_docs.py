@@ -22,12 +22,15 @@ DOCS = sorted((ROOT / "docs").glob("*.md"))
 #: Where a relative path in the docs may start (``_kit/spec.py`` is under engine/formats).
 PATH_BASES = (ROOT, ROOT / "engine", ROOT / "engine" / "formats", ROOT / "app")
 PATH = re.compile(r"`([\w.\-]+(?:/[\w.\-]*)+)`")
-CAMEL = re.compile(r"(?<![\w.\-/])(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+(?:[A-Z][a-z0-9]+)+)(?![\w\-/])")
+CAMEL = re.compile(r"(?<![\w.\-/\\])(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+(?:[A-Z][a-z0-9]+)+)(?![\w\-/])")
+#: The checkout's top folders, and the sub-folders docs name paths from.
+TOP = {"engine", "app", "tests", "docs", "scripts", "resources", "fixtures", "benchmarks", ".ci", "_kit", "formats",
+       "panes", "live", "ui", "dialogs", "commands", "streams", "capture", "decode", "templates", "inspector"}
 #: Schema names look like paths (``callscope.trace/1``).
 SCHEMAS = ("callscope.trace/", "callscope.report/")
 #: Words in that shape that are not callscope's names.
 NOT_CODE = {"PySide6", "OpenAI", "GitHub", "JavaScript", "LangChain", "SmolLM2", "DeepSeek", "MiniMax", "TypeScript",
-            "GigaChat", "LiveView", "GGUFs", "Qwen3", "llamaCpp", "SmolLM", "FastAPI", "HuggingFace", "JSONLines", "NaN"}
+            "GigaChat", "LiveView", "GGUFs", "Qwen3", "llamaCpp", "SmolLM", "FastAPI", "HuggingFace", "JSONLines", "NaN", "R7B", "KiB", "MiB", "GiB"}
 
 
 @functools.cache
@@ -46,6 +49,13 @@ def defined_names() -> frozenset[str]:
     return frozenset(names)
 
 
+def _looks_like_ours(path: str) -> bool:
+    """A path into the checkout (not a placeholder, a URL, a MIME type or a user's folder)."""
+    if "<" in path or "*" in path or path.startswith(("http", "~", *SCHEMAS)):
+        return False
+    return path.split("/")[0] in TOP or path.endswith((".py", ".md", ".json", ".jsonl", ".jinja", ".txt"))
+
+
 def _exists(path: str) -> bool:
     return any((base / path).exists() for base in PATH_BASES)
 
@@ -53,8 +63,7 @@ def _exists(path: str) -> bool:
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_every_path_a_doc_mentions_exists(doc):
     text = doc.read_text(encoding="utf-8")
-    missing = [p for p in PATH.findall(text) if "<" not in p and "*" not in p and not p.startswith(("http", "~"))
-               and not p.startswith(SCHEMAS) and not _exists(p.rstrip("/"))]
+    missing = [p for p in PATH.findall(text) if _looks_like_ours(p) and not _exists(p.rstrip("/"))]
     assert not missing, f"{doc.name} mentions paths that do not exist: {missing}"
 
 
@@ -136,3 +145,25 @@ def test_the_extension_examples_touch_nothing_outside_the_tests():
                for p in (ROOT / folder).rglob("*") if p.is_file() and p.suffix in (".py", ".json", ".jsonl", ".jinja")]
     named = [f"{p.relative_to(ROOT)}: {n}" for p in product for n in names if n in p.read_text(encoding="utf-8")]
     assert not named, named
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors: lowercased, punctuation dropped, spaces as hyphens."""
+    heads = [line.lstrip("#").strip() for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("#")]
+    return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in heads}
+
+
+@pytest.mark.parametrize("doc", [ROOT / "README.md", *DOCS], ids=lambda p: p.name)
+def test_every_link_between_the_docs_lands(doc):
+    broken = []
+    for target in LINK.findall(doc.read_text(encoding="utf-8")):
+        if target.startswith(("http:", "https:", "mailto:")):
+            continue
+        file, _, anchor = target.partition("#")
+        path = (doc.parent / file).resolve() if file else doc
+        if not path.exists() or (anchor and path.suffix == ".md" and anchor not in _anchors(path)):
+            broken.append(target)
+    assert not broken, f"{doc.name}: {broken}"
