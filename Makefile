@@ -7,12 +7,12 @@ PYTHON ?= python3
 NATIVE ?= 0
 BIN     = $(VENV)/bin
 
-.PHONY: run test check setup system-deps llama llama-rebuild wheel-check bench screenshots lint desktop clean
+.PHONY: run test check setup system-deps llama llama-rebuild wheel-check bench screenshots lint desktop clean node-clients
 
 run: setup
 	$(BIN)/callscope gui
 
-test: setup
+test: setup node-clients
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider
 
 # Everything but the window, the model, llama.cpp's server, node and the slow builds; fails if a test loaded Qt.
@@ -42,6 +42,11 @@ llama-rebuild: $(BIN)/python
 $(VENV)/.installed: pyproject.toml | llama
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $@
+
+# The real npm client libraries of the differential test (tests/system/test_differential.py), installed with `npm ci` into a cache
+# folder keyed by tests/support/node/package-lock.json; node and npm from Debian's packages when missing.
+node-clients:
+	@bash scripts/node_clients.sh >/dev/null
 
 # The built wheel in a fresh venv outside the checkout (tests/system/test_packaging.py does the same in `make test`).
 wheel-check: setup

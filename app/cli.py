@@ -36,9 +36,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "tool-call deltas"),
     "proxy": ("proxy", "a recording proxy: forward a client's requests to its server unchanged, record and judge "
               "each stream"),
+    "clients": ("clients", "what each client library (openai, AI SDK, LangChain, anthropic...) ends with, per "
+                "stream"),
     "serve": ("serve", "an OpenAI-compatible server that plays a recording, a quirk or the model (live) to real "
               "clients"),
-    "bench": ("bench", "run a benchmark (parse, template, replay, decode, demo, gui, capture, proxy, cli, all)"),
+    "bench": ("bench", "run a benchmark (parse, template, replay, decode, demo, gui, capture, proxy, clients, cli, all)"),
     "gui": ("gui", "open the inspector window (a trace, a fixture, or a live run of the packaged model)"),
 }
 #: Sub-command modules, in the order `--help` lists them.
@@ -106,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except CliError as exc:
-        print(f"callscope {args.command}: {exc}", file=sys.stderr)
+        from callscope.engine.core.terminal import terminal_line
+
+        print(f"callscope {args.command}: {terminal_line(str(exc))}", file=sys.stderr)  # one line, whatever it quotes
         return exc.exit_code
     except KeyboardInterrupt:
         print("callscope: interrupted", file=sys.stderr)

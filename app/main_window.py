@@ -218,6 +218,9 @@ class MainWindow(QMainWindow):
         file.setToolTipsVisible(True)  # a disabled entry says why
         self.open_action = self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a trace or a byte-prefix fixture")
         self.recent_menu = file.addMenu("Open &recent")
+        self.quirks_menu = file.addMenu("&Quirks library")  # streams real servers send, one entry each
+        self.quirks_menu.setToolTipsVisible(True)
+        self.quirks_menu.aboutToShow.connect(self._fill_quirks_menu)  # read when first opened, not at start-up
         self.paste_action = self._action(file, "&Paste text…", self.paste_dialog, ["Ctrl+Shift+V"],
                                          "Replay a raw generation")
         self.run_action = self._action(file, "&Run a model…", self.run_dialog, ["Ctrl+R"], "Decode live with a local GGUF model")
@@ -331,6 +334,17 @@ class MainWindow(QMainWindow):
     def focus_timeline(self) -> None:
         """Give the keyboard to the timeline: arrows step the cursor, never a combo box's value."""
         self.timeline.plot.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _fill_quirks_menu(self) -> None:
+        """File > Quirks library: every shipped quirk by name, its description as the tooltip."""
+        from callscope.engine.recordings.quirks import library
+
+        if self.quirks_menu.actions():
+            return
+        for quirk in library():
+            action = self.quirks_menu.addAction(quirk.id)
+            action.setToolTip(quirk.what)
+            action.triggered.connect(lambda _=False, path=str(quirk.trace.path): self.open_path(path))
 
     def open_path(self, path: str, format_id: str | None = None, policy: str | None = None) -> bool:
         ok = self.open_source(FileSource(str(path), format_id), policy)

@@ -151,3 +151,13 @@ def forget_derived():
     for format_id in list(FORMAT_IDS):
         if format_id.startswith(PREFIX):
             unregister_format(format_id)
+
+
+@pytest.fixture
+def legacy_profiles(monkeypatch):
+    """The client profiles the rule-by-rule capture tests were written for (openai-python and naive): they pin
+    exactly which rules a stream raises. Every default profile is judged against the real libraries in
+    tests/system/test_differential.py, and the quirks library states what each of them makes of the streams real servers send."""
+    from callscope.engine.streams import conformance
+
+    monkeypatch.setattr(conformance, "default_profiles", lambda: ("openai-python", "naive"))

@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="; ".join(f"{spec.id} = {spec.label}" for spec in all_protocols())
                    + f" (default: named by the URL's endpoint path, else {DEFAULT_PROTOCOL})")
     p.add_argument("--client", metavar="PROFILES",
-                   help=f"client profiles that assemble the stream, comma-separated ({', '.join(PROFILES)}; "
+                   help=f"client profiles that assemble the stream, comma-separated ({', '.join(PROFILES)}; 'all'; "
                    f"'none' for none; default {','.join(default_profiles())})"),
     what = p.add_argument_group("request (a file, or built from the pieces; pieces override the file)")
     what.add_argument("--request", metavar="FILE", help="the JSON request body (stream is forced on)")

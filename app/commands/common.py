@@ -8,6 +8,7 @@ what it uses (``--version`` must not pay for the analysis engine).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,27 @@ class CliError(Exception):
     def __init__(self, message: str, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def add_template_timeout_option(p: argparse.ArgumentParser) -> None:
+    """``--template-timeout S``: every verb that renders a chat template, which is untrusted input."""
+    p.add_argument(
+        "--template-timeout", type=float, metavar="S",
+        help="seconds a chat template's renders may take in all before it is stopped (default 5, or "
+        "$CALLSCOPE_TEMPLATE_TIMEOUT; memory: $CALLSCOPE_TEMPLATE_MEMORY MiB, default 512)",
+    )
+
+
+def apply_template_timeout(args: argparse.Namespace) -> None:
+    """Put ``--template-timeout`` in force for this process (one CliError line for a meaningless value)."""
+    seconds = getattr(args, "template_timeout", None)
+    if seconds is None:
+        return
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise CliError(f"--template-timeout must be a finite number of seconds > 0, got {seconds!r}")
+    from callscope.engine.templates.isolation import set_render_limits
+
+    set_render_limits(seconds=seconds)
 
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:
@@ -79,6 +101,7 @@ def print_report(analyses: list[Analysis], args: argparse.Namespace) -> None:
 
     if getattr(args, "json", False):
         from callscope.engine.core.json_text import dumps
+        from callscope.engine.core.terminal import terminal_json
 
         # built whole first, and never with NaN: a report either prints as valid JSON or not at all
         report = report_json(analyses, include_chunks=getattr(args, "chunks", False))
@@ -86,7 +109,7 @@ def print_report(analyses: list[Analysis], args: argparse.Namespace) -> None:
             text = dumps(report, ensure_ascii=False, indent=2, allow_nan=False)
         except ValueError as exc:
             raise CliError(f"cannot print the report as JSON: {exc}") from None
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(terminal_json(text) + "\n")  # the same document, with no raw C1 control or bidi override
         return
     for i, analysis in enumerate(analyses):
         if i:

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from callscope.commands.common import CliError
+from callscope.commands.common import CliError, apply_template_timeout
 from callscope.commands.request import add_request_options, check_format_option, read_request, read_template
 from callscope.engine.core.errors import DecodeError
 from callscope.engine.core.gguf import read_model_info
@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    apply_template_timeout(args)
     check_format_option(args.format)
     messages, tools = read_request(args)
     template = read_template(args.template)
@@ -50,8 +51,11 @@ def run(args: argparse.Namespace) -> int:
         json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
-    print(f"format: {plan.format_id} ({plan.format_reason})")
-    print(f"template: {plan.template.name} ({plan.template_reason})")
+    from callscope.engine.core.terminal import terminal_line
+
+    # the prompt below is printed as rendered; these lines quote the template's markers and the GGUF's name
+    print(terminal_line(f"format: {plan.format_id} ({plan.format_reason})"))
+    print(terminal_line(f"template: {plan.template.name} ({plan.template_reason})"))
     print("-" * 72)
     sys.stdout.write(plan.prompt)
     if not plan.prompt.endswith("\n"):

@@ -14,15 +14,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import signal
 import sys
 from pathlib import Path
 
 from callscope.commands.common import CliError
+from callscope.engine.capture.proxy.config import (
+    DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
+    MAX_IN_FLIGHT_BYTES,
+    MAX_REQUEST_BYTES,
+)
 from callscope.engine.capture.request import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, RequestError, check_seconds
 from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
 from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS
 
+MIB = 1 << 20
 HELP = "a recording proxy: forward a client's requests to its server unchanged, record and judge each stream"
 
 
@@ -43,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="record each streamed turn in a new session folder DIR/YYYYMMDD-HHMMSS (turn-0001.jsonl..., "
                    "and turns.jsonl listing every turn); default: record nothing")
     p.add_argument("--client", metavar="PROFILES",
-                   help=f"client profiles that judge each stream, comma-separated ({', '.join(PROFILES)}; 'none'; "
+                   help=f"client profiles that judge each stream, comma-separated ({', '.join(PROFILES)}; 'all'; 'none'; "
                    f"default {','.join(default_profiles())})")
     p.add_argument("--atomic-silence", type=float, default=DEFAULT_ATOMIC_SILENCE_MS / 1000, metavar="S",
                    help="silence before a one-chunk call that counts as atomic-tool-call (default %(default)g s)")
@@ -52,6 +60,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"longest upstream silence to wait for, in seconds (default {DEFAULT_READ_TIMEOUT:g})")
     p.add_argument("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, metavar="S",
                    help=f"seconds to wait for the upstream connection (default {DEFAULT_CONNECT_TIMEOUT:g})")
+    p.add_argument("--header-timeout", type=float, default=DEFAULT_HEADER_TIMEOUT, metavar="S",
+                   help="seconds a request's head may take from its first byte (default %(default)g; then 408)")
+    p.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT, metavar="S",
+                   help="seconds a connection may sit silent between requests or inside a request body "
+                   "(default %(default)g; then it is closed)")
+    p.add_argument("--max-body", type=float, default=MAX_REQUEST_BYTES / MIB, metavar="MIB",
+                   help="largest request body, in MiB (default %(default)g; larger is a 413)")
+    p.add_argument("--max-in-flight", type=float, default=MAX_IN_FLIGHT_BYTES / MIB, metavar="MIB",
+                   help="most request-body MiB held at once across every connection (default %(default)g; "
+                   "beyond it a 503)")
     p.add_argument("--json", action="store_true",
                    help="one JSON object per turn (its index record and its callscope.report/1 runs) instead of a line")
     p.set_defaults(handler=run)
@@ -65,14 +83,29 @@ def build_config(args: argparse.Namespace):
         check_seconds(args.atomic_silence, "--atomic-silence", zero_ok=True)
         check_seconds(args.timeout, "--timeout")
         check_seconds(args.connect_timeout, "--connect-timeout")
+        check_seconds(args.header_timeout, "--header-timeout")
+        check_seconds(args.idle_timeout, "--idle-timeout")
+        max_body, max_in_flight = _mib_option(args.max_body, "--max-body"), _mib_option(args.max_in_flight, "--max-in-flight")
+        if max_in_flight < max_body:
+            raise RequestError(f"--max-in-flight ({args.max_in_flight:g} MiB) must be at least --max-body "
+                               f"({args.max_body:g} MiB)")
         host, port = parse_listen(args.listen)
         upstream = check_upstream(args.upstream)
         clients = parse_profiles(args.client) if args.client is not None else None
         return ProxyConfig(upstream, host, port, Path(args.record_dir) if args.record_dir else None,
                            insecure=args.insecure, connect_timeout=args.connect_timeout, read_timeout=args.timeout,
-                           atomic_silence_ms=args.atomic_silence * 1000, clients=clients)
+                           atomic_silence_ms=args.atomic_silence * 1000, clients=clients, max_request_bytes=max_body,
+                           max_in_flight_bytes=max_in_flight, header_timeout=args.header_timeout,
+                           idle_timeout=args.idle_timeout)
     except (RequestError, ValueError) as exc:
         raise CliError(str(exc)) from None
+
+
+def _mib_option(value: float, option: str) -> int:
+    """A size in MiB as bytes: a finite number above zero (fractions allowed: 0.5 is 512 KiB)."""
+    if not math.isfinite(value) or value <= 0:
+        raise RequestError(f"{option} must be a number of MiB > 0, got {value!r}")
+    return max(1, int(value * MIB))
 
 
 class TurnPrinter:
@@ -91,10 +124,11 @@ class TurnPrinter:
         if self.as_json:
             from callscope.engine.analysis.report import report_json
             from callscope.engine.core.json_text import dumps
+            from callscope.engine.core.terminal import terminal_json
 
             report = turn.report if turn.report is not None else (report_json(turn.analyses) if turn.analyses else None)
             record = {**turn.index_record(), "report": report}
-            text = dumps(record, ensure_ascii=False, allow_nan=False)
+            text = terminal_json(dumps(record, ensure_ascii=False, allow_nan=False))
         else:
             text = turn.summary()
         try:

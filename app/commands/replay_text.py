@@ -10,6 +10,8 @@ from callscope.commands.common import (
     CliError,
     add_policy_option,
     add_report_options,
+    add_template_timeout_option,
+    apply_template_timeout,
     check_format,
     check_policy,
     print_report,
@@ -45,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--thinking", action="store_true",
         help="the generation starts inside a reasoning block (the prompt ended with <think>)",
     )
+    add_template_timeout_option(p)
     add_policy_option(p)
     p.add_argument("--step", default="char", help="char | byte | N (N characters per step); default char")
     p.add_argument("--rate", type=float, help="give step k the time k/RATE seconds (tokens per second)")
@@ -54,6 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    apply_template_timeout(args)
     reason, thinking = _resolve_format(args)
     check_format(args.format)
     check_policy(args.policy)
@@ -86,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CliError(f"cannot write the recording {args.record}: {exc.strerror or exc}") from None
     if reason and not args.json:
-        print(f"format: {args.format} ({reason})")
+        from callscope.engine.core.terminal import terminal_line
+
+        print(terminal_line(f"format: {args.format} ({reason})"))  # the reason quotes the template's markers
         print()
     print_report([analysis], args)
     return 0
@@ -99,11 +105,15 @@ def _resolve_format(args: argparse.Namespace) -> tuple[str, bool]:
     if not args.template:
         raise CliError("--format auto needs --template FILE (the chat template the generation answers)")
     from callscope.commands.request import read_template
+    from callscope.engine.core.errors import DecodeError
     from callscope.engine.templates.chat import probe_caps
     from callscope.engine.templates.format_choice import choose_format
 
     template = read_template(args.template)
-    choice = choose_format(template, probe_caps(template))
+    try:
+        choice = choose_format(template, probe_caps(template))
+    except DecodeError as exc:  # a template that fails, or is stopped at its limits
+        raise CliError(str(exc)) from None
     args.format = choice.format_id
     default = next((trip for trip in choice.trips if trip.enable_thinking is None), None)
     return choice.reason, bool(default and default.thinking)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from callscope.commands.common import CliError, read_tools
+from callscope.commands.common import CliError, add_template_timeout_option, read_tools
 from callscope.engine.core.shipped import resource
 from callscope.engine.decode.demos import DEFAULT_DEMO, DEMOS
 from callscope.engine.decode.prompting import AUTO
@@ -40,6 +40,7 @@ def add_request_options(p: argparse.ArgumentParser) -> None:
         help="the demo request to start from: " + "; ".join(f"{d.name} = {d.summary}" for d in DEMOS.values())
         + f" (default {DEFAULT_DEMO}; --prompt, --messages and --tools replace its parts)",
     )
+    add_template_timeout_option(p)
 
 
 def read_request(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:

@@ -23,6 +23,7 @@ from callscope.commands.common import (
     CliError,
     add_policy_option,
     add_report_options,
+    apply_template_timeout,
     check_policy,
     print_report,
 )
@@ -133,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
     from callscope.engine.decode.session import LiveRun, RunSettings
 
     check_policy(args.policy)
+    apply_template_timeout(args)
     check_format_option(args.format)
     messages, tools = read_request(args)
     demo = get_demo(args.demo)
@@ -188,7 +190,9 @@ def run(args: argparse.Namespace) -> int:
         print()
     print_report([result.analysis], args)
     if result.stats.cause == "error":
-        print(f"callscope run: generation failed: {result.stats.error}", file=sys.stderr)
+        from callscope.engine.core.terminal import terminal_line
+
+        print(f"callscope run: generation failed: {terminal_line(str(result.stats.error))}", file=sys.stderr)
         return 1
     if result.stats.cause == "cancelled":
         print("callscope run: cancelled; the report covers the tokens generated so far", file=sys.stderr)
@@ -198,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _header_text(live: Any, result: Any) -> str:
     from callscope.engine.analysis.report import format_seconds, plural
+    from callscope.engine.core.terminal import terminal_line
 
     model, plan, stats = live.model, result.plan, result.stats
     rate = stats.decode_tokens_per_s
@@ -219,7 +224,7 @@ def _header_text(live: Any, result: Any) -> str:
     ]
     if result.record:
         lines.append(f"recorded: {result.record}")
-    return "\n".join(lines)
+    return "\n".join(terminal_line(line) for line in lines)  # the GGUF's name, the template's markers
 
 
 class _StatusProgress(DecodeProgress):

@@ -18,7 +18,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from callscope.commands.common import CliError
+from callscope.commands.common import CliError, add_template_timeout_option, apply_template_timeout
 
 if TYPE_CHECKING:
     from callscope.engine.templates.analysis import TemplateAnalysis
@@ -41,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="round-trip: feed the rendered calls to the chosen parser byte by byte (exit 1 if they do not come back)",
     )
     p.add_argument("--json", action="store_true", help="print the analysis, the choice and the check as JSON")
+    add_template_timeout_option(p)
     p.set_defaults(handler=run)
 
 
@@ -57,11 +58,18 @@ def load(path: str) -> tuple[ChatTemplate, str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from callscope.engine.core.errors import DecodeError
     from callscope.engine.templates.chat import probe_caps
     from callscope.engine.templates.format_choice import choose_format
+    from callscope.engine.templates.isolation import render_budget
 
+    apply_template_timeout(args)
     template, bos, eos = load(args.file)
-    choice = choose_format(template, probe_caps(template), bos_token=bos, eos_token=eos, analyse=True)
+    try:
+        with render_budget():  # the probes and the analysis share one time limit
+            choice = choose_format(template, probe_caps(template), bos_token=bos, eos_token=eos, analyse=True)
+    except DecodeError as exc:  # a template that fails, or is stopped at its limits: one line
+        raise CliError(str(exc)) from None
     ok = all(trip.ok for trip in choice.trips) and bool(choice.trips)
     if args.json:
         json.dump(_document(template, choice, args.check), sys.stdout, ensure_ascii=False, indent=2)
@@ -94,6 +102,7 @@ def _document(template: ChatTemplate, choice: FormatChoice, check: bool) -> dict
 
 
 def _text(template: ChatTemplate, choice: FormatChoice, check: bool) -> str:
+    from callscope.engine.core.terminal import terminal_line
     from callscope.engine.templates.evidence import marked, spans
 
     lines = [f"template: {template.name}", f"parser: {choice.format_id} ({choice.reason})"]
@@ -116,7 +125,7 @@ def _text(template: ChatTemplate, choice: FormatChoice, check: bool) -> str:
             lines.append(f"check{mode}: {verdict}, {trip.format_id} read {len(trip.calls)} of {len(trip.expected)} calls back")
             lines.append(f"  fed byte by byte: {trip.generation!r}")
             lines += [f"  problem: {p}" for p in trip.problems]
-    return "\n".join(lines) + "\n"
+    return "\n".join(terminal_line(line) for line in lines) + "\n"  # the template chose what it renders
 
 
 def _description_lines(analysis: TemplateAnalysis) -> list[str]:

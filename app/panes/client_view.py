@@ -157,6 +157,17 @@ class ClientPanelWidget(QFrame):
         self.follow = bar.sliderPosition() >= bar.maximum() - 4
 
 
+def outcomes_html(clients: tuple) -> str:
+    """``openai-python ✓ · openai-node ✗ name 'ther' · ...``: what each client library ends with."""
+    marks = {"ok": ("✓", theme.OK), "wrong": ("✗", theme.BAD), "raises": ("raises", theme.BAD)}
+    parts = []
+    for profile, cell in clients:
+        mark, tone = marks[cell.kind]
+        detail = f' <span style="color:{theme.DIM}">{html.escape(cell.detail)}</span>' if cell.detail else ""
+        parts.append(f'{html.escape(profile)} <span style="color:{tone};font-weight:600">{mark}</span>{detail}')
+    return ("what each client ends with: " + " · ".join(parts)) if parts else ""
+
+
 class ClientViewPane(QWidget):
     """The two panels and the headline; follows the session's cursor, playback and live growth."""
 
@@ -180,6 +191,12 @@ class ClientViewPane(QWidget):
         layout.setSpacing(6)
         layout.addWidget(self.headline)
         layout.addLayout(panels, 1)
+        #: What every client library ends with, side by side (a captured stream, at its end).
+        self.clients = QLabel("")
+        self.clients.setObjectName("ClientOutcomes")
+        self.clients.setWordWrap(True)
+        self.clients.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(self.clients)
         self._stale = True
         session.analysisChanged.connect(self.rebuild)
         session.cursorChanged.connect(self._cursor)
@@ -223,6 +240,8 @@ class ClientViewPane(QWidget):
         self.headline.setText(scene.headline)
         self.streaming.show_panel(scene.streaming)
         self.atomic.show_panel(scene.atomic)
+        self.clients.setText(outcomes_html(scene.clients))
+        self.clients.setVisible(bool(scene.clients))
 
     def restyle(self) -> None:
         """The theme changed (View > Theme): the panels' colours were baked into their style sheets."""

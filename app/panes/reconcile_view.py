@@ -36,12 +36,15 @@ def clients_html(call: CallVerdict) -> str:
     rows = []
     for c in call.clients:
         tone = theme.OK if c.matches else theme.BAD
-        got = (f"id {c.id!r} · name {c.name!r} · arguments {_clipped(c.arguments)!r}" if not c.error else "")
+        # what it got, for a client that got it wrong (a right one has the call shown above)
+        missing = c.id is None and c.name is None and c.arguments is None
+        got = "" if c.matches or c.error or missing else \
+            f"id {c.id!r} · name {c.name!r} · arguments {_clipped(c.arguments, 60)!r}"
         rows.append(f'<tr><td style="color:{tone};font-weight:600">{"✓" if c.matches else "✗"}</td>'
                     f"<td>{html.escape(c.profile)}</td><td>{html.escape(c.outcome)}</td>"
                     f'<td style="font-family:{theme.MONO_CSS};color:{theme.DIM}">{html.escape(got)}</td></tr>')
     return (f'<div style="color:{theme.DIM};font-size:8.5pt;margin-top:6px">what each client assembled:</div>'
-            f'<table cellspacing="0" cellpadding="2">{"".join(rows)}</table>')
+            f'<table cellspacing="0" cellpadding="1">{"".join(rows)}</table>')
 
 
 def _clipped(text: str | None, limit: int = 120) -> str | None:

@@ -201,6 +201,10 @@ class TemplateView(QWidget):
         """End the analysis thread (the window is closing); True if it ended."""
         if self._thread is None or self._thread.isFinished():
             return True
+        if self.analysing:
+            from callscope.engine.templates.isolation import abort_renders
+
+            abort_renders()  # a hostile template's render would hold the thread until its time limit
         self._thread.quit()
         return bool(self._thread.wait(timeout_ms))
 

@@ -8,6 +8,7 @@ from callscope.engine.analysis.analyzer import Analysis, StepTime
 from callscope.engine.core import rules
 from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.core.json_text import loads
+from callscope.engine.core.terminal import terminal_line
 from callscope.engine.core.wire import chunk_json
 
 REPORT_SCHEMA = "callscope.report/1"
@@ -201,7 +202,7 @@ def summary_text(analysis: Analysis) -> str:
             lines.append(f"  {v.rule} @ {where}{call}: {v.detail}")
     else:
         lines.append("violations: none")
-    return "\n".join(lines)
+    return "\n".join(terminal_line(line) for line in lines)  # names, ids and details are the sender's
 
 
 def chunks_text(analysis: Analysis) -> str:
@@ -218,7 +219,7 @@ def chunks_text(analysis: Analysis) -> str:
                 head += f"name={c.name!r} " if c.name is not None else ""
             body = head + repr(c.text)
         lines.append(f"step {c.step:>6} {when}  {c.kind:<9} {body}")
-    return "\n".join(lines)
+    return "\n".join(terminal_line(line) for line in lines)
 
 
 def plural(count: int, noun: str) -> str:

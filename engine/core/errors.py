@@ -61,6 +61,11 @@ class TemplateError(DecodeError):
         self.detail = message
 
 
+class HostileTemplate(TemplateError):
+    """A chat template stopped for what it did: it ran past its time or memory limit, its output past its size
+    limit, or the sandbox refused an operation. The whole analysis or render stops, not one variant of it."""
+
+
 class MessagesError(DecodeError):
     """An invalid messages document; the message names the JSON path of the problem."""
 

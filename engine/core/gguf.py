@@ -27,6 +27,11 @@ DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_MAGIC = b"GGUF"
 _MAX_STRING = 64 * 1024 * 1024  # no sane metadata string is larger: a bigger length means corruption
 _MAX_ARRAY = 16 * 1024 * 1024
+#: Bounds a hostile GGUF hits long before a real one: llama.cpp itself refuses arrays of arrays, and the largest
+#: vocabularies and merge lists are under a million items, read in about a second.
+_MAX_KEYS = 1 << 16
+_MAX_NESTING = 8
+_MAX_ITEMS = 4 * 1024 * 1024
 
 # GGUF value types -> struct format (scalars)
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
@@ -119,11 +124,17 @@ def check_model_file(path: str | os.PathLike[str]) -> Path:
 
 
 class _Reader:
-    """Sequential little-endian reads with corruption checks."""
+    """Sequential little-endian reads with corruption checks, bounded in nesting and in the items visited.
+
+    Values are read recursively, so nesting is capped (100,000 nested array headers would otherwise
+    end in a RecursionError); every array item visited one by one counts against one budget, so a
+    file of millions of tiny items fails in about a second instead of minutes.
+    """
 
     def __init__(self, f: IO[bytes], name: str) -> None:
         self.f = f
         self.name = name
+        self.items = 0
 
     def take(self, n: int) -> bytes:
         data = self.f.read(n)
@@ -140,12 +151,14 @@ class _Reader:
             raise NotGGUF(self.name, f"corrupt GGUF metadata (a {length}-byte string)")
         return self.take(length).decode("utf-8", errors="replace")
 
-    def value(self, kind: int, keep: bool) -> Any:
+    def value(self, kind: int, keep: bool, depth: int = 0) -> Any:
         if kind in _SCALARS:
             return self.unpack(_SCALARS[kind])
         if kind == _STRING:
             return self.string()
         if kind == _ARRAY:
+            if depth >= _MAX_NESTING:
+                raise NotGGUF(self.name, f"corrupt GGUF metadata (arrays nested more than {_MAX_NESTING} deep)")
             item_kind = self.unpack("<I")
             count = self.unpack("<Q")
             if count > _MAX_ARRAY:
@@ -153,7 +166,10 @@ class _Reader:
             if item_kind in _SCALARS and not keep:
                 self.f.seek(count * struct.calcsize(_SCALARS[item_kind]), os.SEEK_CUR)
                 return None
-            items = [self.value(item_kind, keep) for _ in range(count)]
+            self.items += count
+            if self.items > _MAX_ITEMS:
+                raise NotGGUF(self.name, f"corrupt GGUF metadata (over {_MAX_ITEMS} array items)")
+            items = [self.value(item_kind, keep, depth + 1) for _ in range(count)]
             return items if keep else None
         raise NotGGUF(self.name, f"corrupt GGUF metadata (unknown value type {kind})")
 
@@ -171,7 +187,7 @@ def read_gguf_metadata(path: str | os.PathLike[str], keep_arrays: tuple[str, ...
                 raise NotGGUF(name, f"unsupported GGUF version {version} (callscope reads versions 2 and 3)")
             r.unpack("<Q")  # tensor count
             kv_count = r.unpack("<Q")
-            if kv_count > _MAX_ARRAY:
+            if kv_count > _MAX_KEYS:
                 raise NotGGUF(name, f"corrupt GGUF header ({kv_count} metadata keys)")
             meta: dict[str, Any] = {}
             for _ in range(kv_count):

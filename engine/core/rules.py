@@ -75,6 +75,16 @@ STREAM_TRUNCATED = _rule(
 ID_REPEATED = _rule("id-repeated", "a later fragment of a call carries its id again", CAPTURE)
 ID_CHANGED = _rule("id-changed", "a later fragment of a call carries another id", CAPTURE)
 NAME_REPEATED = _rule("name-repeated", "a later fragment of a call carries function.name again", CAPTURE)
+NAME_FRAGMENTED = _rule(
+    "name-fragmented", "a call's function.name arrives in pieces over several chunks (clients that overwrite the "
+    "name keep the last piece; the AI SDK makes a call of each piece)", CAPTURE)
+ROLE_MISSING = _rule(
+    "role-missing", "no chunk of a message with tool calls carried delta.role 'assistant' (openai-node raises, "
+    "LangChain JS drops every call)", CAPTURE)
+FIELD_NULL = _rule(
+    "field-null", "a later fragment of a call sends id, type or function.name as an explicit null instead of "
+    "leaving it out (openai-python's stream helper takes the null type and fails; clients that assign fields lose "
+    "the name)", CAPTURE)
 INDEX_MISSING = _rule("index-missing", "a tool-call delta without an index", CAPTURE)
 INDEX_REUSED = _rule("index-reused", "a second call sent on an index already in use", CAPTURE)
 DUPLICATED_ARGUMENTS = _rule(

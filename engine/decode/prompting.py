@@ -23,6 +23,7 @@ from callscope.engine.templates.chat import (
     prepare_messages,
     probe_caps,
 )
+from callscope.engine.templates.isolation import within_render_budget
 
 AUTO = "auto"
 
@@ -58,6 +59,7 @@ def check_format_choice(format_id: str) -> str:
     return format_id
 
 
+@within_render_budget
 def choose_template(
     format_id: str = AUTO, template: ChatTemplate | None = None, model: ModelInfo | None = None
 ) -> tuple[ChatTemplate, str, FormatDetection, TemplateCaps]:
@@ -131,6 +133,7 @@ def _chosen(format_id: str) -> FormatDetection:
     return FormatDetection(format_id, "chosen with --format")
 
 
+@within_render_budget  # the probes, the format choice and the prompt share one time limit
 def plan_prompt(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,

@@ -30,6 +30,7 @@ from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.core.wire import ARGUMENTS, CONTENT, FINISH, HEADER, REASONING, WireChunk
 from callscope.engine.inspector.timebase import Timebase
 from callscope.engine.inspector.ttfd import ttfd_label
+from callscope.engine.recordings.quirks import Cell, predicted_cells
 
 #: Braille spinner frames; the frame shown is a function of the elapsed time, so a paused cursor is a still
 #: picture and every exported frame of an animation is reproducible.
@@ -214,6 +215,8 @@ class ClientScene:
     atomic: ClientPanel
     headline: str
     live: bool
+    #: What each client library ends with, side by side (a captured stream, once it ended): ``(profile, cell)``.
+    clients: tuple[tuple[str, Cell], ...] = ()
 
 
 class ClientView:
@@ -246,7 +249,8 @@ class ClientView:
         streaming = self._panel(self.streaming, _side_title(policy), policy, step, ms, ended)
         atomic = self._panel(self.atomic, "Atomic", "atomic", step, ms, ended)
         headline = "generating…" if a.running else ttfd_label(a)
-        return ClientScene(streaming, atomic, headline, a.running)
+        clients = tuple(predicted_cells(a).items()) if ended and a.source.kind == "capture" else ()
+        return ClientScene(streaming, atomic, headline, a.running, clients)
 
     def _panel(self, stream: ClientStream, title: str, policy: str, step: int, ms: float | None, ended: bool) -> ClientPanel:
         count = len(stream.steps) if ended else stream.count_until(step)

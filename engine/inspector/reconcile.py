@@ -104,13 +104,18 @@ class ClientAssembly:
     name: str | None = None
     arguments: str | None = None
     error: str | None = None  # the exception it raised, if it did
+    invalid: bool = False  # the library flagged the call unusable (LangChain's invalid_tool_calls, the AI SDK)
 
     @property
     def outcome(self) -> str:
-        """``assembled it right``, ``raised TypeError: ...`` or ``assembled another call``."""
+        """``assembled it right``, ``raised TypeError: ...``, ``flagged it invalid`` or ``assembled another call``."""
         if self.error:
             return f"raised {self.error}"
-        return "assembled it right" if self.matches else "assembled another call"
+        if self.matches:
+            return "assembled it right"
+        if self.id is None and self.name is None and self.arguments is None:
+            return "ended without this call"
+        return "flagged it invalid" if self.invalid else "assembled another call"
 
 
 def client_assemblies(clients: list[dict]) -> list[ClientAssembly]:
@@ -120,7 +125,7 @@ def client_assemblies(clients: list[dict]) -> list[ClientAssembly]:
         if not isinstance(c, dict):
             continue
         rows.append(ClientAssembly(str(c.get("profile", "?")), bool(c.get("matches")), c.get("id"), c.get("name"),
-                                   c.get("arguments"), c.get("error")))
+                                   c.get("arguments"), c.get("error"), bool(c.get("invalid"))))
     return rows
 
 
@@ -141,8 +146,13 @@ class CallVerdict:
 
     @property
     def clients_summary(self) -> str:
-        """``openai-python ✓ · naive ✗``, or empty when no client judged the call."""
-        return " · ".join(f"{c.profile} {'✓' if c.matches else '✗'}" for c in self.clients)
+        """``openai-python ✓ · naive ✗`` for two clients; for more, the count that got it right and the others
+        (``4/6 ✓ · openai-node ✗ · ai-sdk raises``); empty when no client judged the call."""
+        if len(self.clients) <= 2:
+            return " · ".join(f"{c.profile} {'✓' if c.matches else '✗'}" for c in self.clients)
+        right = sum(c.matches for c in self.clients)
+        others = [f"{c.profile} {'raises' if c.error else '✗'}" for c in self.clients if not c.matches]
+        return " · ".join([f"{right}/{len(self.clients)} ✓", *others])
 
     @property
     def verdict(self) -> str:

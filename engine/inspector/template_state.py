@@ -119,13 +119,15 @@ def template_state(path: str) -> TemplateState:
     from callscope.engine.templates.chat import probe_caps
     from callscope.engine.templates.files import read_template_or_model
     from callscope.engine.templates.format_choice import choose_format
+    from callscope.engine.templates.isolation import render_budget
 
     try:
         found = read_template_or_model(path)
         template = found.template
-        choice = choose_format(
-            template, probe_caps(template), bos_token=found.bos_token, eos_token=found.eos_token, analyse=True
-        )
+        with render_budget():  # the probes and the analysis share one time limit; a hostile template stops both
+            choice = choose_format(
+                template, probe_caps(template), bos_token=found.bos_token, eos_token=found.eos_token, analyse=True
+            )
     except DecodeError as exc:
         raise TemplateStateError(str(exc)) from None
     analysis = choice.analysis

@@ -105,4 +105,18 @@ def analyze_capture_traces(
         framing=EVENTS if header.get("sse") == EVENTS else LINES,
         clients=clients,
         expected_choices=expected_choices(settings),
+        tools=offered_tools(trace.header.tools),
     )
+
+
+def offered_tools(tools: Any) -> frozenset[str] | None:
+    """The names of the tools a request offered (None when it did not say: then any name counts as offered)."""
+    if not isinstance(tools, list) or not tools:
+        return None
+    names = set()
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        name = function.get("name") if isinstance(function, dict) else tool.get("name") if isinstance(tool, dict) else None
+        if isinstance(name, str):
+            names.add(name)
+    return frozenset(names)

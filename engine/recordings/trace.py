@@ -456,7 +456,10 @@ def _number_text(value: int | float) -> str:
 
 def _shown(value: Any, limit: int = 60) -> str:
     """``repr(value)`` cut to ``limit`` characters: an error line stays one short line whatever the file holds."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:  # a value nested deeper than repr() goes (a fuzzed or hostile file)
+        text = f"a {type(value).__name__} nested too deep to show"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -139,8 +139,8 @@ def recording_streams(path: Path, policy: str = "incremental") -> list[Stream]:
     names = recording.names()
     streams = []
     for i, analysis in enumerate(analyses):
-        if analysis.source.extra.get("choice"):  # a further choice of an n > 1 capture: the first is served
-            continue
+        if i and analysis.source.extra.get("choice") is not None:  # a further choice of an n > 1 capture: the
+            continue  # first is served (the first may be a choice other than 0: a server that numbers it 1)
         name = names[min(len(streams), len(names) - 1)] if len(names) > 1 else Path(path).stem
         if captures is not None:
             trace = captures[min(len(streams), len(captures) - 1)]

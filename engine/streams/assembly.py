@@ -70,10 +70,14 @@ class ClientVerdict:
     arguments: str | None = None
     error: str | None = None  # the exception it raised ("TypeError: ..."), if it did
     matches: bool = False
+    invalid: bool = False  # the library flagged the call unusable (LangChain's invalid_tool_calls, the AI SDK)
 
     def to_json(self) -> dict[str, Any]:
-        return {"profile": self.profile, "id": self.id, "name": self.name, "arguments": self.arguments,
-                "error": self.error, "matches": self.matches}
+        found = {"profile": self.profile, "id": self.id, "name": self.name, "arguments": self.arguments,
+                 "error": self.error, "matches": self.matches}
+        if self.invalid:
+            found["invalid"] = True
+        return found
 
 
 @dataclass(slots=True)

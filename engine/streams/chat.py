@@ -3,9 +3,10 @@
 What the stream meant is assembled per choice and per tool-call ``index``:
 the first delta of an index opens the call (its ``id``, ``type``,
 ``function.name``), later ``function.arguments`` fragments are concatenated; a
-name split over chunks is joined, and an id or name re-sent on a later chunk
-is taken once (and flagged: clients that concatenate every string field, as
-the official SDK does, build it twice). The contract, each rule with its id
+name split over chunks is joined (and flagged: clients that overwrite the name
+keep its last piece), and an id or name re-sent on a later chunk is taken once
+(and flagged: clients that concatenate every string field, as openai-python's
+stream helper does, build it twice). The contract, each rule with its id
 (:mod:`callscope.engine.core.rules`):
 
 - shape: ``choices``/``delta``/``tool_calls``/``function`` of the wrong JSON
@@ -17,7 +18,8 @@ the official SDK does, build it twice). The contract, each rule with its id
 - tool calls: no ``index`` (``index-missing``); indices not 0, 1, 2... in order
   of first appearance (``index-not-sequential``); a first delta without ``id``,
   ``type`` or ``name`` (``header-incomplete``); ``id-repeated``, ``id-changed``,
-  ``name-repeated`` (a chunk repeating a name already sent), ``index-reused``,
+  ``name-repeated`` (a chunk repeating a name already sent), ``name-fragmented``
+  (a name sent in pieces), ``field-null`` (an explicit null on a later fragment), ``index-reused``,
   ``duplicated-arguments``; the legacy ``delta.function_call`` (recognised, shown
   as the call when no ``tool_calls`` came, judged: ``legacy-function-call``);
 - the end: ``finish_reason`` against what arrived (``finish-reason-mismatch``:
@@ -52,6 +54,7 @@ class _Choice:
 
     builder: StreamBuilder
     by_index: dict[int, Call] = field(default_factory=dict)
+    role_step: int | None = None  # the first chunk that said role: assistant
     legacy: Call | None = None  # a legacy function_call kept aside (tool_calls came too)
     legacy_step: int | None = None
     legacy_shown: bool = False
@@ -77,6 +80,7 @@ class ChatReader(ProtocolReader):
 
     def event(self, step: int, ms: float | None, silence: float, event: SseEvent) -> None:
         if event.data.strip() == "[DONE]":
+            self.decoded = None
             if self.done_step is None:
                 self.done_step = step
             return
@@ -141,8 +145,11 @@ class ChatReader(ProtocolReader):
 
     def _delta(self, step: int, ms: float | None, silence: float, state: _Choice, delta: dict[str, Any]) -> None:
         builder = state.builder
-        if delta.get("role"):
+        role = delta.get("role")
+        if role:
             builder.role(step, ms)
+            if role == "assistant" and state.role_step is None:
+                state.role_step = step
         reasoning = delta.get("reasoning_content")
         if reasoning is None:
             reasoning = delta.get("reasoning")
@@ -214,6 +221,7 @@ class ChatReader(ProtocolReader):
         if call is None:
             self._open(step, ms, silence, state, wire_index, call_id, name, arguments, entry)
             return
+        self._nulls(step, builder, call, entry)
         if self._reused(step, builder, call, call_id, name, arguments):
             builder.fragment(step, ms, silence, call, arguments, call_id, name)
             return
@@ -270,7 +278,21 @@ class ChatReader(ProtocolReader):
                 call.name_pieces[:] = []
                 builder.name_more(step, ms, call, name)
         else:
+            builder.once(call, rules.NAME_FRAGMENTED, step,
+                         f"function.name arrives in pieces ({so_far!r}, then {name!r}): clients that overwrite the "
+                         f"name keep {name!r}, the AI SDK makes a call of each piece")
             builder.name_more(step, ms, call, name)  # a name split over chunks: its next piece
+
+    def _nulls(self, step: int, builder: StreamBuilder, call: Call, entry: dict[str, Any]) -> None:
+        """``id``, ``type`` or ``function.name`` sent as an explicit null on a later fragment."""
+        function = entry.get("function")
+        nulls = [k for k in ("id", "type") if k in entry and entry[k] is None]
+        if isinstance(function, dict) and "name" in function and function["name"] is None:
+            nulls.append("function.name")
+        if nulls:
+            builder.once(call, rules.FIELD_NULL, step,
+                         f"a later fragment of call {call.slot} sends {', '.join(nulls)} as null instead of leaving "
+                         "it out: openai-python's stream helper takes the null type and fails")
 
     def _call_without_index(self, step: int, builder: StreamBuilder, call_id: str | None) -> Call | None:
         """Which call an index-less delta belongs to, the way lenient clients guess: by id, else the last one."""
@@ -355,6 +377,10 @@ class ChatReader(ProtocolReader):
             found.append(self._legacy_verdict(state))
         reason = builder.finish_reason
         calls = builder.calls
+        if calls and state.role_step is None:
+            found.append(Violation(rules.ROLE_MISSING, calls[0].first.step,
+                                   "no chunk said role 'assistant': openai-node raises 'missing role', LangChain JS "
+                                   "reads the deltas as a generic message and drops every tool call"))
         if reason == "tool_calls" and not calls:
             found.append(Violation(rules.FINISH_REASON_MISMATCH, builder.finish_step.step,
                                    "finish_reason is tool_calls but no tool-call delta was sent"))

@@ -6,9 +6,9 @@ anything else that kept the lines). They become server-sent events
 (:mod:`.sse`, the WHATWG rules); the events are read by the stream's protocol
 (:mod:`.protocols`: Chat Completions, OpenAI Responses or Anthropic Messages,
 named by the request or recognised from the first events; an unknown one is
-reported as such); at the end, client profiles (:mod:`.clients`: the official
-``openai`` SDK run for real, a naive ``+=`` client) read the same events, and
-each call's verdict says what each of them ended with.
+reported as such); client profiles (:mod:`callscope.engine.streams.clients`: emulations of
+the client libraries people use) read the same events as they arrive, and each call's
+verdict says what each of them ended with.
 
 Output: an :class:`~callscope.engine.analysis.analyzer.Analysis` like any other source's, so the
 report and the GUI panes need nothing capture-specific: one step per event
@@ -17,7 +17,9 @@ what the stream meant (content appended, call opened/named, arguments
 appended), ``terminal`` = the assembled final message. A call
 ``reconstructs`` only if the stream meant a complete call *and* every client
 profile assembled exactly that call. A stream with ``n > 1`` choices gives
-one Analysis per choice (:meth:`CaptureAnalyzer.analyses`). Every rule has its
+one Analysis per choice (:meth:`CaptureAnalyzer.analyses`). A profile that raises on
+the library's own verdict on a well-formed stream (openai-python's ``LengthFinishReasonError``
+on a turn cut by ``max_tokens``) is recorded, but raises no ``client-error``. Every rule has its
 stable id in :mod:`callscope.engine.core.rules`; each protocol module lists its own.
 """
 
@@ -39,9 +41,19 @@ from callscope.engine.streams.assembly import (
     StreamBuilder,
     clip,
 )
-from callscope.engine.streams.clients import AssembledCall, ClientRun, default_profiles, run_profiles
+from callscope.engine.streams.clients import (
+    GENERATED_ID,
+    AssembledCall,
+    ClientRun,
+    ProfileRun,
+    default_profiles,
+    feed_all,
+    plain_fragment,
+    start_runs,
+)
 from callscope.engine.streams.protocols import all_protocols, detect, get_protocol
 from callscope.engine.streams.reader import ProtocolReader
+from callscope.engine.streams.spec import NOT_JSON
 from callscope.engine.streams.sse import EVENTS, EventReader, SseEvent, read_events
 
 __all__ = [
@@ -71,7 +83,8 @@ class CaptureAnalyzer:
     recognise it from the events. ``framing``: ``events`` (blank lines end events, as
     received) or ``lines`` (an old recording: one event per ``data:`` line).
     ``clients``: the client profiles to run (default: every default profile).
-    ``expected_choices``: the request's ``n``.
+    ``expected_choices``: the request's ``n``. ``tools``: the names of the tools the request offered
+    (a client that checks names, the AI SDK, marks a call to any other invalid); None when unknown.
     """
 
     def __init__(
@@ -86,6 +99,7 @@ class CaptureAnalyzer:
         framing: str = EVENTS,
         clients: tuple[str, ...] | None = None,
         expected_choices: int = 1,
+        tools: frozenset[str] | None = None,
     ) -> None:
         if protocol is not None:
             get_protocol(protocol)  # a ValueError naming the known ones
@@ -97,6 +111,10 @@ class CaptureAnalyzer:
         self.hint = protocol
         self.clients = default_profiles() if clients is None else clients
         self.expected_choices = expected_choices
+        self.tools = tools
+        #: The selected profiles reading the stream as it arrives (made once its protocol is known).
+        self.runs: list[ProfileRun] | None = None
+        self._early: list[tuple[int, SseEvent]] = []  # events before the protocol was recognised
         self.steps: list[StepRecord] = []
         self.events: list[tuple[int, SseEvent]] = []
         self._sse = EventReader(framing)
@@ -140,8 +158,13 @@ class CaptureAnalyzer:
             self._prev_ms = ms
         self.events.append((step, event))
         reader = self._reader_for(event)
-        if reader is not None:
-            reader.event(step, ms, silence, event)
+        if reader is None:
+            self._early.append((step, event))
+            return
+        reader.event(step, ms, silence, event)
+        if event.terminated and self.runs:  # an event the stream left unterminated is dispatched by no client
+            decoded = reader.decoded
+            feed_all(self.runs, step, event, decoded, plain_fragment(decoded) if reader.protocol == "chat" else None)
 
     def _reader_for(self, event: SseEvent) -> ProtocolReader | None:
         if self.reader is None:
@@ -150,7 +173,18 @@ class CaptureAnalyzer:
                 return None
             self.reader = get_protocol(protocol).reader(self.steps, self.atomic_silence_ms, self.expected_choices)
             self.reader._choices[0] = self._live
+            self._start_clients(protocol)
         return self.reader
+
+    def _start_clients(self, protocol: str) -> None:
+        """The profiles start reading; the events that came before the protocol was known are theirs too."""
+        self.runs = start_runs(protocol, self.clients, self.tools)
+        for step, event in self._early:
+            if event.terminated:
+                decoded = _decoded(event)
+                for run in self.runs:
+                    run.feed(step, event, decoded)
+        self._early = []
 
     @property
     def protocol(self) -> str:
@@ -265,9 +299,13 @@ class CaptureAnalyzer:
         return violations
 
     def _run_clients(self, reader: ProtocolReader) -> list[ClientRun]:
-        """Every selected client profile, on the events a client would dispatch."""
-        served = [(step, event) for step, event in self.events if event.terminated]
-        return run_profiles(reader.protocol, served, self.clients)
+        """What every selected client profile ended with (they read the events as they came)."""
+        last = self._last_served()
+        return [run.result(last) for run in self.runs or ()]
+
+    def _last_served(self) -> int | None:
+        """The step of the last event a client read (a raise at the end of the stream is reported there)."""
+        return next((step for step, event in reversed(self.events) if event.terminated), None)
 
     def _judge(self, reader: ProtocolReader, run: ClientRun, verdicts: dict[int, list[Any]]) -> None:
         """One profile's result against what the stream meant: a verdict per call, violations where they differ."""
@@ -279,8 +317,11 @@ class CaptureAnalyzer:
                 for call in builder.calls:
                     call.clients.append(ClientVerdict(run.profile, error=run.error))
             errors = {v.step for v in verdicts[primary_choice][1:] + self._live.violations if v.rule == rules.STREAM_ERROR}
-            if run.error_step in errors:
-                return  # the client raised on the server's own error event: that is how it should end
+            cut_short = verdicts[primary_choice][0] and run.error_step == self._last_served()
+            if run.error_step in errors or run.deliberate or cut_short:
+                # the client raised on the server's own error event, gave its own verdict on a finish, or said at
+                # the end that the stream was cut short (stream-truncated says so): that is how it should end
+                return
             verdicts[primary_choice].append(Violation(
                 rules.CLIENT_ERROR, run.error_step,
                 f"{run.profile} raised {run.error}" + (f" reading {_chunk_name(reader)} {run.error_step}"
@@ -288,11 +329,13 @@ class CaptureAnalyzer:
             return
         for choice, builder in reader.choices():
             got_calls = run.calls.get(choice, [])
+            cut = verdicts[choice][0]  # the stream ended early: its last call was cut off mid-way
             for call in builder.calls:
                 got = got_calls[call.slot] if call.slot < len(got_calls) else None
                 verdict = _verdict(run.profile, call, got)
                 call.clients.append(verdict)
-                if not verdict.matches:
+                if not verdict.matches and not (cut and call is builder.calls[-1] and _same_header(call, got)):
+                    # (what a client makes of the arguments of a call cut off mid-way is the cut's doing)
                     verdicts[choice].append(Violation(
                         rules.CLIENT_MISMATCH, call.last_fragment.step or call.first.step,
                         f"{run.profile} assembles {_shown(got)}; the stream meant {_shown_call(call)}", call.index))
@@ -396,15 +439,34 @@ def _same_arguments(meant: str, got: str | None, parsed: bool) -> bool:
 def _verdict(profile: str, call: Call, got: AssembledCall | None) -> ClientVerdict:
     if got is None:
         return ClientVerdict(profile, error=None, matches=False)
-    matches = ((got.id or "") == (call.id or "") and (got.name or "") == (call.name or "") and not got.not_string
+    same_id = (got.id or "") == (call.id or "") or (got.id == GENERATED_ID and call.id is None)
+    matches = (same_id and (got.name or "") == (call.name or "") and not got.not_string and not got.invalid
                and _same_arguments(call.arguments(), got.arguments, got.parsed))
-    return ClientVerdict(profile, got.id, got.name, got.arguments, None, matches)
+    return ClientVerdict(profile, got.id, got.name, got.arguments, None, matches, invalid=got.invalid)
+
+
+def _same_header(call: Call, got: AssembledCall | None) -> bool:
+    """Whether a client has the call's id and name right (whatever it made of its arguments)."""
+    return got is not None and ((got.id or "") == (call.id or "") or (got.id == GENERATED_ID and call.id is None)) \
+        and (got.name or "") == (call.name or "")
+
+
+def _decoded(event: SseEvent) -> object:
+    """An event's data as a client decodes it (NOT_JSON when it is not JSON)."""
+    if event.data.startswith("[DONE]"):
+        return None
+    try:
+        return loads(event.data)
+    except ValueError:
+        return NOT_JSON
 
 
 def _shown(got: AssembledCall | None) -> str:
     if got is None:
         return "no such call"
-    return f"id {clip(got.id or '', 40)}, name {clip(got.name or '', 60)}, arguments {clip(got.arguments or '', 40)}"
+    flagged = " (flagged invalid)" if got.invalid else " (not a string)" if got.not_string else ""
+    return (f"id {clip(got.id or '', 40)}, name {clip(got.name or '', 60)}, "
+            f"arguments {clip(got.arguments or '', 40)}{flagged}")
 
 
 def _shown_call(call: Call) -> str:

@@ -17,6 +17,7 @@ from callscope.engine.core import rules
 from callscope.engine.core.json_text import loads
 from callscope.engine.core.wire import StreamIdentity, Violation
 from callscope.engine.streams.assembly import DEFAULT_ATOMIC_SILENCE_MS, StreamBuilder, clip
+from callscope.engine.streams.spec import NOT_JSON
 from callscope.engine.streams.sse import SseEvent
 
 #: An index past this is not a list position any client can allocate (the SDKs index Python lists by it).
@@ -38,6 +39,8 @@ class ProtocolReader:
         self.expected_choices = max(1, expected_choices)
         self.identity: StreamIdentity | None = None
         self._choices: dict[int, StreamBuilder] = {}
+        #: The last event's data as decoded (client profiles read it too: decoded once for all of them).
+        self.decoded: Any = None
 
     # ------------------------------------------------------------ choices
 
@@ -64,8 +67,10 @@ class ProtocolReader:
         try:
             obj = loads(event.data)
         except ValueError as exc:
+            self.decoded = NOT_JSON
             self.primary.violate(rules.INVALID_CHUNK_JSON, step, f"not JSON ({exc}): {clip(event.data)}")
             return
+        self.decoded = obj
         if not isinstance(obj, dict):
             self.primary.violate(rules.INVALID_CHUNK_JSON, step,
                                  f"expected a JSON object, got {type(obj).__name__}: {clip(event.data)}")

@@ -2,15 +2,12 @@
 
 The templates people debug are real ones (a model's ``tokenizer.chat_template``,
 a published ``.jinja`` file), so they are rendered the way Hugging Face
-``apply_chat_template`` and llama.cpp's minja render them: a sandboxed Jinja
-environment with ``trim_blocks``/``lstrip_blocks``, loop controls, a
-``{% generation %}`` block, a ``tojson`` that does not HTML-escape (and takes
-the generators ``map``/``selectattr`` return), and the
-``raise_exception``/``strftime_now`` globals. Templates may build and mutate
-their own lists and dicts (``ns.calls.append(...)``, as Kimi's do; the runtimes
-allow it), so the sandbox is a mutable one, but every render gets its own deep
-copy of the request: nothing a template does reaches the caller's data, and
-nothing reaches the file system (no loader, no unsafe attributes).
+``apply_chat_template`` and llama.cpp's minja render them, in a sandboxed Jinja
+environment (:mod:`callscope.engine.templates.sandbox`). A template is untrusted
+input: it is compiled and rendered in a process of its own, within a time, a
+memory and an output limit (:mod:`callscope.engine.templates.isolation`), and the
+request reaches it as JSON, so nothing a template does reaches the caller's data,
+its memory or the file system.
 
 The request is shaped as llama.cpp shapes it before rendering: every tool has a
 ``description`` and ``parameters`` (templates write ``tool.description`` without
@@ -28,24 +25,18 @@ import copy
 import functools
 import json
 import re
-import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar
-
-import jinja2
-from jinja2 import meta, nodes
-from jinja2.ext import Extension
-from jinja2.sandbox import SandboxedEnvironment
+from typing import Any
 
 from callscope.engine.core.errors import TemplateError
 from callscope.engine.core.files import read_document
-from callscope.engine.core.json_text import DOCUMENT_DEPTH, dumps, loads
+from callscope.engine.core.json_text import DOCUMENT_DEPTH, loads
 from callscope.engine.core.shipped import resource
 from callscope.engine.core.tools import normalize_tools
 from callscope.engine.formats import FormatSpec, TemplateSign, all_specs, get_spec, live_view
+from callscope.engine.templates.isolation import compile_source, render_source, within_render_budget
 
 BUILTIN_DIR = resource("templates")
 
@@ -55,126 +46,13 @@ BUILTIN_FORMATS: Sequence[str] = live_view(lambda: tuple(spec.id for spec in all
 _DECLARED = re.compile(r"callscope-format:\s*([a-z0-9_]+)")
 
 
-# ================================================================ environment
-
-
-class _Raised(Exception):
-    """``raise_exception(msg)`` called by a template (its own validation message)."""
-
-
-def _raise_exception(message: Any = "") -> None:
-    raise _Raised(str(message))
-
-
-def _strftime_now(fmt: str) -> str:
-    return datetime.now().strftime(fmt)
-
-
-def _tojson(
-    value: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
-) -> str:
-    """Like Hugging Face's: plain ``json.dumps`` (Jinja's own would HTML-escape ``<``, ``>``, ``&``, ``'``)."""
-    return dumps(  # any depth: a deeply nested tools schema renders instead of raising RecursionError
-        _plain(value), ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
-    )
-
-
-def _plain(value: Any) -> Any:
-    """``value`` with what ``json.dumps`` cannot take made plain: undefined is null, a generator a list.
-
-    Filters such as ``map`` and ``selectattr`` return generators, and templates
-    pipe them straight into ``tojson`` (``tools | map(attribute='function') | tojson``).
-    Walked without recursion: a tools schema may nest deeply.
-    """
-    if not _needs_plain(value):
-        return value
-    root: list[Any] = [None]
-    todo: list[tuple[Any, Any, Any]] = [(root, 0, value)]
-    while todo:
-        parent, slot, node = todo.pop()
-        if isinstance(node, jinja2.Undefined):
-            parent[slot] = None
-        elif isinstance(node, dict):
-            copy_: dict[Any, Any] = dict(node)
-            parent[slot] = copy_
-            todo.extend((copy_, k, v) for k, v in copy_.items() if _needs_plain(v))
-        elif isinstance(node, (list, tuple)) or _is_iterator(node):
-            items = list(node)
-            parent[slot] = items
-            todo.extend((items, i, v) for i, v in enumerate(items) if _needs_plain(v))
-        else:
-            parent[slot] = node
-    return root[0]
-
-
-def _is_iterator(value: Any) -> bool:
-    return isinstance(value, (Iterator, range)) and not isinstance(value, (str, bytes))
-
-
-def _needs_plain(value: Any) -> bool:
-    """Whether ``value`` holds something json.dumps refuses (checked shallowly for scalars, deeply for containers)."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return False
-    if isinstance(value, jinja2.Undefined) or _is_iterator(value):
-        return True
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple)):
-            stack.extend(node)
-        elif isinstance(node, jinja2.Undefined) or _is_iterator(node):
-            return True
-    return False
-
-
-class GenerationBlock(Extension):
-    """``{% generation %}...{% endgeneration %}``: HF marks assistant spans with it; rendering is unchanged."""
-
-    tags: ClassVar[set[str]] = {"generation"}
-
-    def parse(self, parser: Any) -> nodes.Node:
-        lineno = next(parser.stream).lineno
-        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
-        return nodes.CallBlock(self.call_method("_render", []), [], [], body).set_lineno(lineno)
-
-    def _render(self, caller: Any) -> str:
-        return caller()
-
-
-def make_environment() -> SandboxedEnvironment:
-    """The sandbox: unsafe attributes refused, no loader (no file is reachable), containers mutable.
-
-    Mutation is safe because :meth:`ChatTemplate.render` hands each render its own copy of the request.
-    """
-    env = SandboxedEnvironment(
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-        extensions=["jinja2.ext.loopcontrols", GenerationBlock],
-    )
-    env.filters["tojson"] = _tojson
-    env.globals["raise_exception"] = _raise_exception
-    env.globals["strftime_now"] = _strftime_now
-    return env
-
-
-_ENV = make_environment()
-_TEMPLATE_FILE = "<template>"  # the file name Jinja gives code compiled from a string
+# ==================================================================== template
 
 
 @functools.lru_cache(maxsize=64)
-def _compile(source: str) -> tuple[jinja2.Template, frozenset[str]]:
-    """The compiled template and the variables it reads from its context.
-
-    Compiling is the slow part of rendering; capability probes and the
-    template analysis render one template dozens of times.
-    """
-    return _ENV.from_string(source), frozenset(meta.find_undeclared_variables(_ENV.parse(source)))
-
-
-# ==================================================================== template
+def _variables(name: str, source: str) -> frozenset[str]:
+    """The variables a template reads (compiled in the sandbox, once per source: probes render one dozens of times)."""
+    return compile_source(name, source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,18 +63,13 @@ class ChatTemplate:
     source: str
     origin: str  # file | model | built-in
 
-    def compiled(self) -> jinja2.Template:
-        return self._compiled()[0]
+    def check(self) -> None:
+        """Compile it now: a syntax error is a :class:`TemplateError` with its line."""
+        self.variables()
 
     def variables(self) -> frozenset[str]:
         """The names the template reads from its context (``messages``, ``tools``, ``enable_thinking``...)."""
-        return self._compiled()[1]
-
-    def _compiled(self) -> tuple[jinja2.Template, frozenset[str]]:
-        try:
-            return _compile(self.source)
-        except jinja2.TemplateSyntaxError as exc:
-            raise TemplateError(self.name, exc.lineno, f"syntax error: {exc.message}") from None
+        return _variables(self.name, self.source)
 
     def renderer(self, bos_token: str = "", eos_token: str = "") -> Callable[..., str]:
         """``render`` in the shape the template analysis takes (``callscope.engine.templates.renders.Renderer``)."""
@@ -219,31 +92,26 @@ class ChatTemplate:
     ) -> str:
         """The prompt text; any failure becomes a :class:`TemplateError` naming this template and line.
 
-        The template gets a deep copy of ``messages``, ``tools`` and ``extra`` (it may mutate
-        them), tools shaped by :func:`tools_for_template`, and ``functions`` when it reads
-        that variable instead of ``tools``.
+        Rendered in the sandbox process, within the render budget
+        (:mod:`callscope.engine.templates.isolation`): a template that runs past its limits, or
+        that the sandbox refuses, is a :class:`~callscope.engine.core.errors.HostileTemplate`
+        that ends the whole operation. The template gets ``messages``, ``tools`` and ``extra`` as
+        JSON (its own copy: it may mutate them), tools shaped by :func:`tools_for_template`, and
+        ``functions`` when it reads that variable instead of ``tools``.
         """
-        template, variables = self._compiled()
+        variables = self.variables()
         shaped = tools_for_template(tools)
         context = {
-            "messages": copy.deepcopy(messages),
+            "messages": messages,
             "tools": shaped,
             "add_generation_prompt": add_generation_prompt,
             "bos_token": bos_token,
             "eos_token": eos_token,
-            **copy.deepcopy(extra),
+            **extra,
         }
         if "functions" in variables and "tools" not in variables and shaped:
             context["functions"] = [tool["function"] for tool in shaped]  # the legacy OpenAI ``functions`` shape
-        try:
-            return template.render(**context)
-        except _Raised as exc:
-            raise TemplateError(self.name, _template_line(exc), f"raise_exception: {exc}") from None
-        except jinja2.TemplateError as exc:
-            line = getattr(exc, "lineno", None) or _template_line(exc)
-            raise TemplateError(self.name, line, f"{type(exc).__name__}: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - a template can make any Python operation fail
-            raise TemplateError(self.name, _template_line(exc), f"{type(exc).__name__}: {exc}") from None
+        return render_source(self.name, self.source, context)
 
 
 def tools_for_template(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
@@ -265,15 +133,6 @@ def tools_for_template(tools: list[dict[str, Any]] | None) -> list[dict[str, Any
     return shaped
 
 
-def _template_line(exc: BaseException) -> int | None:
-    """The template line being rendered when ``exc`` was raised (Jinja rewrites traceback line numbers)."""
-    line = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if frame.filename == _TEMPLATE_FILE:
-            line = frame.lineno
-    return line
-
-
 def load_template_file(path: str | Path) -> ChatTemplate:
     name = str(path)
 
@@ -284,7 +143,7 @@ def load_template_file(path: str | Path) -> ChatTemplate:
     source = read_document(path, unreadable, "a chat template")
     source = _unwrap_json_template(source)
     template = ChatTemplate(name, source, "file")
-    template.compiled()  # report syntax errors now, with the line
+    template.check()  # report syntax errors now, with the line
     return template
 
 
@@ -367,6 +226,7 @@ def _probe(template: ChatTemplate, messages: list[dict[str, Any]], tools: list[d
         return ""
 
 
+@within_render_budget
 def probe_caps(template: ChatTemplate) -> TemplateCaps:
     user = {"role": "user", "content": "Hey"}
     with_tools = _probe(template, [user], [_PROBE_TOOL])

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from callscope.engine.formats.derived import register_derived
 from callscope.engine.templates.analysis import TemplateAnalysis, analyze
 from callscope.engine.templates.chat import ChatTemplate, FormatDetection, TemplateCaps, detect_format
+from callscope.engine.templates.isolation import within_render_budget
 from callscope.engine.templates.roundtrip import RoundTrip, check_turns, round_trip
 
 
@@ -41,6 +42,7 @@ class FormatChoice:
         return FormatDetection(self.format_id, self.reason)
 
 
+@within_render_budget  # every render of the analysis and the round trips shares one time limit
 def choose_format(
     template: ChatTemplate,
     caps: TemplateCaps | None = None,

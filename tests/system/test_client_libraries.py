@@ -17,7 +17,7 @@ import pytest
 from callscope.cli import main as cli_main
 from callscope.engine.capture import analyze_capture_result, capture_sync
 from callscope.engine.capture.request import CaptureRequest, endpoint_url
-from callscope.engine.streams.clients import parse_profiles
+from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
 from callscope.engine.streams.conformance import analyze_capture_lines, analyze_capture_streams
 from tests.support.schema import validate_report
 from tests.support.sse_server import (
@@ -34,6 +34,8 @@ from tests.support.sse_server import (
 )
 
 BODY = {"messages": [{"role": "user", "content": "weather in Paris?"}], "stream": True}
+#: The profiles these bug classes were written for (every default profile is judged in tests/system/test_differential.py).
+SDK = ("openai-python", "naive")
 
 
 def rules(analysis) -> set[str]:
@@ -114,7 +116,7 @@ ODD: dict[str, tuple[list[tuple[float, str]], set[str]]] = {
 @pytest.mark.parametrize("case", sorted(BROKEN))
 def test_every_stream_the_sdk_mis_assembles_is_caught(case):
     lines, expected = BROKEN[case]
-    a = analyze_capture_lines(lines)
+    a = analyze_capture_lines(lines, clients=SDK)
     assert rules(a) == expected, [v.to_json() for v in a.violations]
     assert not any(c.reconstructs for c in a.calls)
     assert all(v.call_index is None or v.call_index >= 0 for v in a.violations)
@@ -123,7 +125,7 @@ def test_every_stream_the_sdk_mis_assembles_is_caught(case):
 @pytest.mark.parametrize("case", sorted(ODD))
 def test_wrong_shapes_are_flagged(case):
     lines, expected = ODD[case]
-    assert rules(analyze_capture_lines(lines)) == expected
+    assert rules(analyze_capture_lines(lines, clients=SDK)) == expected
 
 
 def test_what_each_client_ends_with_is_in_the_report():
@@ -140,15 +142,21 @@ def test_what_each_client_ends_with_is_in_the_report():
     assert error.step == 2 and "openai-python raised TypeError" in error.detail
 
 
-def test_a_split_name_is_shown_whole_and_only_a_repeat_is_name_repeated():
+def test_a_split_name_is_shown_whole_and_flagged_and_only_a_repeat_is_name_repeated():
     split = lines_of(ROLE, chunk(tool(0, "call_a", "get_", ARGS[0])), chunk(tool(0, name="weather", args=ARGS[1])),
                      chunk(tool(0, args=ARGS[2])), FINISH_TOOLS, DONE)
     a = analyze_capture_lines(split)
-    assert a.violations == [] and a.calls[0].name == "get_weather" and a.calls[0].reconstructs
+    assert a.calls[0].name == "get_weather" and not a.calls[0].reconstructs
     assert a.parse_at(2).calls[0].name == "get_" and a.parse_at(3).calls[0].name == "get_weather"
+    # the bug the old verdict missed: clients that overwrite the name keep its last piece, the AI SDK makes two calls
+    assert "name-fragmented" in rules(a)
+    by = {c["profile"]: c for c in a.calls[0].clients}
+    assert by["openai-node"]["name"] == "weather" and by["langchain-js"]["name"] == "weather"
+    assert by["openai-python"]["matches"] and not by["ai-sdk"]["matches"]
     resent = lines_of(ROLE, chunk(tool(0, "call_a", "get_weather", ARGS[0])),
                       chunk(tool(0, name="get_weather", args=ARGS[1])), FINISH_TOOLS, DONE)
     assert "name-repeated" in rules(analyze_capture_lines(resent))
+    assert "name-fragmented" not in rules(analyze_capture_lines(resent))
 
 
 def test_n_choices_are_each_analysed():
@@ -156,13 +164,17 @@ def test_n_choices_are_each_analysed():
         on_choice(0, {"role": "assistant"}), on_choice(1, {"role": "assistant"}),
         *clean_call(), on_choice(1, {"content": "no tool"}),
         FINISH_TOOLS, on_choice(1, {}, "stop"), DONE)
-    first, second = analyze_capture_streams(lines, expected_choices=2)
+    first, second = analyze_capture_streams(lines, expected_choices=2, clients=SDK)
     assert first.violations == [] and first.calls[0].reconstructs and first.finish_reason == "tool_calls"
     assert second.name == "capture#choice1" and second.source.extra["choice"] == 1
     assert second.terminal.content == "no tool" and second.finish_reason == "stop" and second.violations == []
     # asked for one choice: the second is unexpected, and still analysed
     _, again = analyze_capture_streams(lines)
     assert "choice-index-unexpected" in rules(again)
+    # the AI SDK reads choices[0] of every chunk, whichever choice it is: n > 1 mixes the choices (vercel/ai#543)
+    mixed, _ = analyze_capture_streams(lines, expected_choices=2, clients=("ai-sdk",))
+    assert any(v.rule == "client-mismatch" and "ai-sdk assembles content 'no tool'" in v.detail
+               for v in mixed.violations)
 
 
 def test_legacy_function_call_next_to_tool_calls_is_judged():
@@ -180,7 +192,8 @@ def test_clean_streams_pass_every_client():
     a = analyze_capture_lines(clean)
     assert a.violations == [] and all(c.reconstructs for c in a.calls)
     assert all(v["matches"] for c in a.calls for v in c.clients)
-    assert [v["profile"] for v in a.calls[0].clients] == ["openai-python", "naive"]
+    chat_defaults = [p for p in default_profiles() if PROFILES[p].reads("chat")]
+    assert [v["profile"] for v in a.calls[0].clients] == chat_defaults and len(chat_defaults) == 6
 
 
 def test_client_selection():

@@ -27,8 +27,14 @@ from callscope.engine.streams.assembly import DEFAULT_ATOMIC_SILENCE_MS
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
-#: The largest request body the proxy reads (agents send long histories, but not this long).
-MAX_REQUEST_BYTES = 256 * 1024 * 1024
+#: The largest request body the proxy reads (agents send long histories, images included, but not this long).
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
+#: The most request-body bytes held at once across every connection (a body is held until its exchange ends).
+MAX_IN_FLIGHT_BYTES = 256 * 1024 * 1024
+#: Seconds from a request's first byte to the end of its head (a slowloris client never gets there).
+DEFAULT_HEADER_TIMEOUT = 20.0
+#: Seconds a connection may wait for its next request, or stall in the middle of a request body.
+DEFAULT_IDLE_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +50,19 @@ class ProxyConfig:
     read_timeout: float = DEFAULT_READ_TIMEOUT
     atomic_silence_ms: float = DEFAULT_ATOMIC_SILENCE_MS
     clients: tuple[str, ...] | None = None  # client profiles that judge each turn (None: the defaults)
+    max_request_bytes: int = MAX_REQUEST_BYTES
+    max_in_flight_bytes: int = MAX_IN_FLIGHT_BYTES
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
 
     def __post_init__(self) -> None:
         check_seconds(self.connect_timeout, "connect timeout")
         check_seconds(self.read_timeout, "read timeout")
+        check_seconds(self.header_timeout, "header timeout")
+        check_seconds(self.idle_timeout, "idle timeout")
+        if self.max_request_bytes < 1 or self.max_in_flight_bytes < self.max_request_bytes:
+            raise RequestError(f"the request body limit must be at least 1 byte and at most the in-flight limit "
+                               f"({self.max_request_bytes} > {self.max_in_flight_bytes})")
         if not 0 <= self.port <= 65535:
             raise RequestError(f"the port must be 0 to 65535, got {self.port}")
 

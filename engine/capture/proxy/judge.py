@@ -28,6 +28,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from callscope.engine.capture.proxy.turn import Turn
+from callscope.engine.core.lifetime import die_with_parent
 
 
 class ThreadJudge:
@@ -54,7 +55,8 @@ class ProcessJudge:
         """Start the worker now (it imports the stream checker once), so the first turn is not judged late."""
         if self._pool is None:
             self._pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_lowest_priority)
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_lowest_priority,
+                initargs=(os.getpid(),))
             self._pool.submit(_warm_up)
 
     async def judge(self, turn: Turn, atomic_silence_ms: float, clients: tuple[str, ...] | None) -> None:
@@ -74,8 +76,10 @@ class ProcessJudge:
             self._pool = None
 
 
-def _lowest_priority() -> None:
-    """The worker's initializer: the lowest CPU priority, and Ctrl-C is the parent's to handle (it stops us)."""
+def _lowest_priority(parent_pid: int) -> None:
+    """The worker's initializer: the lowest CPU priority, Ctrl-C is the parent's to handle (it stops us), and
+    a ``kill -9`` of the parent ends the worker too (and with it the ``resource_tracker``, whose last writer it is)."""
+    die_with_parent(parent_pid)
     with contextlib.suppress(AttributeError, OSError):
         os.nice(19)
     with contextlib.suppress(ValueError, OSError):

@@ -24,6 +24,13 @@ worker thread, so the next turn is not held up). The upstream unreachable is a
 (its recording ends ``cancelled``). :meth:`ProxyServer.stop` (Ctrl-C, SIGTERM,
 the window's Stop) closes the listener and ends every open turn with its end
 record.
+
+What a client can make the proxy hold is bounded (:class:`ProxyConfig`): a
+request body over the per-request limit is a ``413``, one that would take the
+bodies held across every connection over the in-flight limit a ``503``, each
+with one line; a request head that is not complete within the header timeout
+is a ``408``, and a connection silent for the idle timeout (between requests,
+or in the middle of a body) is closed.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from callscope.engine.capture.client import (
     _tls_context,
     data_line_count,
 )
-from callscope.engine.capture.proxy.config import MAX_REQUEST_BYTES, ProxyConfig, upstream_url
+from callscope.engine.capture.proxy.config import ProxyConfig, upstream_url
 from callscope.engine.capture.proxy.judge import ProcessJudge, ThreadJudge
 from callscope.engine.capture.proxy.lines import BodyDecoder, LineStamper
 from callscope.engine.capture.proxy.session import SessionFolder
@@ -74,6 +81,10 @@ STOPPED = "the proxy was stopped"
 CLIENT_GONE = "the client disconnected"
 #: How an answer's body goes to the client: as on the wire, re-chunked per read, close-delimited, or none at all.
 RAW, RECHUNK, CLOSE, NO_BODY = "raw", "rechunk", "close", "none"
+#: After refusing a body, how long (and how much of it) the proxy still reads and drops, so that the client,
+#: still sending, reads the refusal instead of a reset connection.
+LINGER_SECONDS = 2.0
+LINGER_BYTES = 64 * 1024 * 1024
 
 
 class ProxyObserver(Protocol):
@@ -109,6 +120,8 @@ class ProxyServer:
         self._connections: set[asyncio.Task[Any]] = set()
         self._judging: set[asyncio.Task[Any]] = set()
         self._stopping = False
+        #: Request-body bytes held across every connection (a body is held until its exchange ends).
+        self.bodies = BodyBudget(config.max_in_flight_bytes)
 
     @property
     def url(self) -> str:
@@ -157,7 +170,7 @@ class ProxyServer:
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        client = _Client(reader, writer)
+        client = _Client(reader, writer, self.config, self.bodies)
         try:
             while not self._stopping:
                 request = await client.read_request()
@@ -171,6 +184,7 @@ class ProxyServer:
         except asyncio.CancelledError:
             pass  # stop(): the open turn (if any) has its end record already
         finally:
+            client.release()
             self._connections.discard(task)
             writer.close()
 
@@ -351,38 +365,108 @@ class _Stream:
         )
 
 
+class BodyBudget:
+    """The request-body bytes held across every connection, against the proxy's in-flight limit (one event loop)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self, size: int) -> bool:
+        if self.held + size > self.limit:
+            return False
+        self.held += size
+        return True
+
+    def give_back(self, size: int) -> None:
+        self.held -= size
+
+
+class _Timeout(Exception):
+    """The client sent nothing within its deadline."""
+
+
 class _Client:
     """One client connection: h11 reads its requests; answers are written as the upstream framed them."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, config: ProxyConfig,
+                 bodies: BodyBudget) -> None:
         self.reader = reader
         self.writer = writer
+        self.config = config
+        self.bodies = bodies
+        self.held = 0  # this connection's share of ``bodies``
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=READ_SIZE * 4)
         self.broken = False
         self.keep_alive = True
         self.http11 = True
+        #: When the first byte of the request being read arrived (its head must be complete by the header timeout).
+        self.head_started: float | None = None
+
+    def release(self) -> None:
+        """The request body read last is no longer held (its exchange is over)."""
+        self.bodies.give_back(self.held)
+        self.held = 0
 
     async def read_request(self) -> tuple[h11.Request, bytes] | None:
-        """The next request and its whole body, or None when the client closed the connection."""
+        """The next request and its whole body, or None when the client closed the connection (or was refused)."""
+        self.release()
         request: h11.Request | None = None
         body: list[bytes] = []
         size = 0
+        limit = self.config.max_request_bytes
         while True:
-            event = await self._next_event()
+            try:
+                event = await self._next_event(request is not None)
+            except _Timeout:
+                return await self._timed_out(request is not None)
             if isinstance(event, h11.ConnectionClosed):
                 return None
             if isinstance(event, h11.Request):
                 request = event
+                self.head_started = None
+                declared = _content_length(event)
+                if declared is not None and declared > limit:
+                    return await self._refuse(413, f"callscope proxy: the request body ({declared} bytes) is over the "
+                                              f"{_mib(limit)} limit")
             elif isinstance(event, h11.Data):
                 size += len(event.data)
-                if size > MAX_REQUEST_BYTES:
-                    await self.fail(413, f"callscope proxy: the request body is over {MAX_REQUEST_BYTES >> 20} MiB")
-                    return None
+                if size > limit:
+                    return await self._refuse(413, f"callscope proxy: the request body is over the {_mib(limit)} limit")
+                if not self.bodies.take(len(event.data)):
+                    return await self._refuse(503, f"callscope proxy: {_mib(self.bodies.limit)} of request bodies "
+                                              "are in flight already; retry when they are done")
+                self.held += len(event.data)
                 body.append(bytes(event.data))
             elif isinstance(event, h11.EndOfMessage):
                 assert request is not None
                 self._next_cycle(request)
                 return request, b"".join(body)
+
+    async def _timed_out(self, in_body: bool) -> None:
+        """A silent client: an idle connection is closed without a word, a half-sent request gets a 408."""
+        if in_body:
+            await self.fail(408, f"callscope proxy: the request body stalled for {self.config.idle_timeout:g} s")
+        elif self.head_started is not None:
+            await self.fail(408, f"callscope proxy: the request head was not complete within "
+                            f"{self.config.header_timeout:g} s")
+        return None
+
+    async def _refuse(self, status: int, message: str) -> None:
+        """Refuse the body being sent: the one line, then read and drop a bounded rest so the client sees it."""
+        self.release()
+        await self.fail(status, message)
+        with contextlib.suppress(OSError, RuntimeError):
+            self.writer.write_eof()
+        dropped = 0
+        with contextlib.suppress(OSError, TimeoutError, ConnectionError):
+            async with asyncio.timeout(LINGER_SECONDS):
+                while dropped < LINGER_BYTES:
+                    data = await self.reader.read(READ_SIZE)
+                    if not data:
+                        break
+                    dropped += len(data)
+        return None
 
     def _next_cycle(self, request: h11.Request) -> None:
         """The answer is ours to write: a fresh parser for the next request, holding what already arrived of it."""
@@ -392,11 +476,18 @@ class _Client:
         data, closed = self.h11.trailing_data
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=READ_SIZE * 4)
         if data:
+            self.head_started = asyncio.get_running_loop().time()  # a pipelined request's head: its clock runs
             self.h11.receive_data(data)
         if closed:
             self.h11.receive_data(b"")
 
-    async def _next_event(self) -> Any:
+    async def _next_event(self, in_body: bool) -> Any:
+        """The next h11 event; :class:`_Timeout` when the client is silent past its deadline.
+
+        Waiting for a request (or for more of its body) the deadline is the idle timeout from now;
+        once a request's first byte is in, its head must be complete by the header timeout.
+        """
+        loop = asyncio.get_running_loop()
         while True:
             try:
                 event = self.h11.next_event()
@@ -407,7 +498,17 @@ class _Client:
                 return event
             if self.h11.they_are_waiting_for_100_continue:
                 self.writer.write(self.h11.send(h11.InformationalResponse(status_code=100, headers=[])))
-            data = await self.reader.read(READ_SIZE)
+            if in_body or self.head_started is None:
+                deadline = loop.time() + self.config.idle_timeout
+            else:
+                deadline = self.head_started + self.config.header_timeout
+            try:
+                async with asyncio.timeout_at(deadline):
+                    data = await self.reader.read(READ_SIZE)
+            except TimeoutError:
+                raise _Timeout from None
+            if data and not in_body and self.head_started is None:
+                self.head_started = loop.time()
             self.h11.receive_data(data)
 
     async def respond(self, exchange: Exchange) -> str:
@@ -486,6 +587,8 @@ class _Client:
             data = await self.reader.read(READ_SIZE)
             if not data:
                 return
+            if self.head_started is None:
+                self.head_started = asyncio.get_running_loop().time()
             self.h11.receive_data(data)
 
     async def _drain(self) -> None:
@@ -497,7 +600,8 @@ class _Client:
     async def fail(self, status: int, message: str) -> None:
         """An answer of our own (502 upstream unreachable, 400 bad request): one line of text, then close."""
         body = (message + "\n").encode("utf-8")
-        reason = {400: b"Bad Request", 413: b"Content Too Large", 502: b"Bad Gateway"}.get(status, b"Error")
+        reason = {400: b"Bad Request", 408: b"Request Timeout", 413: b"Content Too Large", 502: b"Bad Gateway",
+                  503: b"Service Unavailable"}.get(status, b"Error")
         self.writer.write(b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
                           b"connection: close\r\n\r\n%s" % (status, reason, len(body), body))
         with contextlib.suppress(ConnectionError, RuntimeError):
@@ -509,6 +613,18 @@ def _hop_by_hop(headers: list[tuple[str, str]]) -> frozenset[str]:
     """The headers not to forward: the fixed hop-by-hop set and whatever ``Connection`` names."""
     named = {part.strip().lower() for k, v in headers if k.lower() == "connection" for part in v.split(",")}
     return HOP_BY_HOP | named
+
+
+def _content_length(request: h11.Request) -> int | None:
+    """The body length a request declares (h11 has checked it is one number), or None (chunked, or no body)."""
+    for key, value in request.headers:
+        if key == b"content-length":
+            return int(value)
+    return None
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):g} MiB"
 
 
 def secret_headers() -> frozenset[str]:

@@ -19,6 +19,7 @@ from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.analysis.report import format_seconds, plural, ttfd_gain
 from callscope.engine.capture.client import CaptureResult
 from callscope.engine.capture.recording import analyze_capture_results
+from callscope.engine.core.terminal import terminal_line
 from callscope.engine.streams.protocols import protocol_for_path
 
 
@@ -80,9 +81,16 @@ class Turn:
         self.judged_summary, self.judged_index, self.report = summary, index, report
 
     def summary(self) -> str:
-        """One line: endpoint, model, calls, first delta against atomic, violations (or why it failed)."""
+        """One line: endpoint, model, calls, first delta against atomic, violations (or why it failed).
+
+        The client chose the target and the model name, the server the error text: control characters
+        in them are shown escaped, so they can neither forge a line nor reach the terminal.
+        """
         if self.judged_summary is not None:
             return self.judged_summary
+        return terminal_line(self._summary())
+
+    def _summary(self) -> str:
         head = f"#{self.number} {self.method} {self.target}"
         if self.model:
             head += f" {self.model}"

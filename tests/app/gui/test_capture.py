@@ -41,6 +41,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.usefixtures("legacy_profiles")  # the rules pinned are those of the profiles written for
 def test_a_capture_fills_the_panes_live_and_shows_its_violation(window, server, qtbot, monkeypatch):
     from callscope.dialogs.capture import CaptureDialog
 

@@ -37,6 +37,7 @@ def start(ctl: CaptureController, url: str, **kw) -> None:
     assert ctl.start(CaptureRequest(endpoint_url(url), dict(BODY), read_timeout=kw.pop("read_timeout", 5.0), **kw))
 
 
+@pytest.mark.usefixtures("legacy_profiles")  # the rules pinned are those of the profiles written for
 def test_live_capture_grows_then_shows_the_final_analysis(qtbot, server, controller):
     paced = [(0.0 if i < 2 else 0.05, line) for i, (_, line) in enumerate(RULE_STREAMS["name-repeated"])]
     url = server.play("gui-live", Scenario(paced))

@@ -92,13 +92,19 @@ def test_the_reconciliation_pane_shows_what_each_client_assembled(qtbot, server,
     with qtbot.waitSignal(controller.ended, timeout=10000):
         assert controller.start(CaptureRequest(endpoint_url(url), dict(BODY), read_timeout=5.0))
     [call] = pane.result.calls
-    assert [(c.profile, c.matches) for c in call.clients] == [("openai-python", False), ("naive", False)]
+    # every default profile that reads Chat Completions, side by side: the ones that concatenate the repeated
+    # name get it wrong, the ones that overwrite it are right
+    assert [(c.profile, c.matches) for c in call.clients] == [
+        ("openai-python", False), ("openai-node", True), ("ai-sdk", True), ("langchain-python", False),
+        ("langchain-js", True), ("naive", False)]
     assert call.clients[0].name == "get_weatherget_weather" and call.clients[0].outcome == "assembled another call"
-    assert call.clients_summary == "openai-python ✗ · naive ✗"
+    summary = "3/6 ✓ · openai-python ✗ · langchain-python ✗ · naive ✗"
+    assert call.clients_summary == summary
     shown = pane.diff.toPlainText()
     assert "what each client assembled" in shown and "get_weatherget_weather" in shown
+    assert all(profile in shown for profile in ("openai-node", "ai-sdk", "langchain-js"))
     column = [pane.calls.headerData(i, pane_horizontal()) for i in range(pane.calls.columnCount())].index("clients")
-    assert pane.calls.index(0, column).data() == "openai-python ✗ · naive ✗"
+    assert pane.calls.index(0, column).data() == summary
 
 
 def pane_horizontal():

@@ -38,6 +38,9 @@ from callscope.engine.recordings.trace import TraceWriter, read_trace
 from tests.support.paths import ROOT
 from tests.support.sse_server import DONE, FINISH_TOOLS, ROLE, Scenario, chunk, clean_call, lines_of, tool
 
+#: Rule-by-rule expectations pinned with the profiles they were written for (see conftest.legacy_profiles).
+pytestmark = pytest.mark.usefixtures("legacy_profiles")
+
 BODY = {"messages": [{"role": "user", "content": "weather in Paris?"}], "stream": True}
 KEY = "sk-live-Zq81xYw3Secret0000"
 KEY_ENV = "CALLSCOPE_ROBUST_KEY"

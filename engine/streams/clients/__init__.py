@@ -1,0 +1,164 @@
+"""Client profiles: what the client libraries people use assemble from a stream, each a fast emulation.
+
+A stream can be fine by callscope's own reading and still break the clients people
+use, and the clients disagree with each other. So every capture is also read by
+client profiles, each the way one library assembles it, and each call's verdict
+says what each of them ended with (id, name, arguments, or the exception it raised).
+
+A profile is one module with a :class:`~.spec.ClientProfile` declaration (the library,
+the exact version it follows, the protocols it reads with an assembler class per
+protocol, whether it is a default) plus one line in :data:`PROFILES` below. Each is a
+plain-Python emulation of the library's assembly, written from reading its source; the
+differential test (``tests/system/test_differential.py``) serves the quirks library to the real libraries
+and checks every profile predicts exactly what they end with.
+
+Profiles run as the events arrive (:class:`ProfileRun`), on the JSON the protocol reader
+already decoded: a few microseconds per chunk each, no SDK in the hot path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from callscope.engine.streams.clients import (
+    ai_sdk,
+    anthropic_python,
+    anthropic_ts,
+    langchain_js,
+    langchain_python,
+    naive,
+    openai_node,
+    openai_python,
+)
+from callscope.engine.streams.clients.base import (
+    GENERATED_ID,
+    NOT_JSON,
+    AssembledCall,
+    Assembler,
+    ClientProfile,
+    ClientRun,
+    Raised,
+    describe,
+    plain_fragment,
+)
+from callscope.engine.streams.sse import SseEvent
+
+__all__ = [
+    "GENERATED_ID", "NOT_JSON", "PROFILES", "AssembledCall", "Assembler", "ClientProfile", "ClientRun",
+    "ProfileRun", "Raised", "default_profiles", "feed_all", "parse_profiles", "plain_fragment", "run_profiles", "start_runs",
+]
+
+#: Every profile by id, in the order reports list them (the registry: one line per profile module).
+PROFILES: dict[str, ClientProfile] = {
+    p.id: p
+    for p in (
+        openai_python.PROFILE,
+        openai_node.PROFILE,
+        ai_sdk.PROFILE,
+        langchain_python.PROFILE,
+        langchain_js.PROFILE,
+        anthropic_python.PROFILE,
+        anthropic_ts.PROFILE,
+        naive.PROFILE,
+    )
+}
+OPENAI_PYTHON = openai_python.PROFILE.id
+NAIVE = naive.PROFILE.id
+ANTHROPIC_PYTHON = anthropic_python.PROFILE.id
+ALL = "all"
+
+
+def default_profiles() -> tuple[str, ...]:
+    return tuple(p.id for p in PROFILES.values() if p.default)
+
+
+def parse_profiles(text: str) -> tuple[str, ...]:
+    """``openai-python,naive`` -> the ids; ``all`` -> every profile; ``none`` -> no profile; raises ValueError
+    naming an unknown one."""
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if names == ("none",):
+        return ()
+    if names == (ALL,):
+        return tuple(PROFILES)
+    unknown = [n for n in names if n not in PROFILES]
+    if unknown or not names:
+        raise ValueError(f"unknown client profile {', '.join(unknown) or text!r} "
+                         f"(known: {', '.join(PROFILES)}, all, none)")
+    return names
+
+
+class ProfileRun:
+    """One profile reading one stream, an event at a time; it stops at the first exception (the library's)."""
+
+    __slots__ = ("profile", "assembler", "fragment", "error", "error_step", "deliberate")
+
+    def __init__(self, profile: ClientProfile, protocol: str, tools: frozenset[str] | None) -> None:
+        self.profile = profile.id
+        self.assembler = profile.assembler(protocol)(protocol, tools)
+        #: The assembler's fast lane (:meth:`Assembler.fragment`), bound once: it is called on most chunks.
+        self.fragment = self.assembler.fragment
+        self.error: str | None = None
+        self.error_step: int | None = None
+        self.deliberate = False
+
+    def feed(self, step: int, event: SseEvent, obj: Any, fragment: tuple[int, int, str] | None = None) -> None:
+        """One event: ``obj`` its decoded data; ``fragment`` what :func:`plain_fragment` made of it."""
+        if self.error is not None:
+            return
+        try:
+            if fragment is None or not self.fragment(*fragment):
+                self.assembler.event(event, obj)
+        except Exception as exc:  # what the library raises is the verdict
+            self._raised(exc, step)
+
+    def _raised(self, exc: BaseException, step: int | None) -> None:
+        self.error, self.error_step = describe(exc), step
+        self.fragment = _stopped  # a library that raised reads nothing more
+        self.deliberate = isinstance(exc, Raised) and exc.deliberate
+
+    def result(self, last_step: int | None = None) -> ClientRun:
+        run = ClientRun(self.profile)
+        if self.error is None:
+            try:
+                run.calls, run.content = self.assembler.finish()
+            except Exception as exc:
+                self._raised(exc, last_step)
+        if self.error is not None:
+            run.calls, run.content = {}, {}
+            run.error, run.error_step, run.deliberate = self.error, self.error_step, self.deliberate
+        return run
+
+
+def feed_all(runs: list[ProfileRun], step: int, event: SseEvent, obj: Any,
+             fragment: tuple[int, int, str] | None) -> None:
+    """One event to every run: a plain fragment through each one's fast lane, anything else read in full."""
+    if fragment is None:
+        for run in runs:
+            run.feed(step, event, obj)
+        return
+    choice, index, text = fragment
+    for run in runs:
+        if not run.fragment(choice, index, text):
+            run.feed(step, event, obj)
+
+
+def _stopped(choice: int, index: int, text: str) -> bool:
+    return True
+
+
+def start_runs(protocol: str, profiles: Iterable[str], tools: frozenset[str] | None = None) -> list[ProfileRun]:
+    """A run of every selected profile that reads ``protocol``."""
+    return [ProfileRun(PROFILES[p], protocol, tools) for p in profiles if PROFILES[p].reads(protocol)]
+
+
+def run_profiles(protocol: str, events: Iterable[tuple[int, SseEvent, Any]], profiles: Iterable[str],
+                 tools: frozenset[str] | None = None) -> list[ClientRun]:
+    """Every selected profile that reads ``protocol``, on ``(step, event, decoded JSON)`` (NOT_JSON when not)."""
+    runs = start_runs(protocol, profiles, tools)
+    last = None
+    chat = protocol == "chat"
+    for step, event, obj in events:
+        last = step
+        feed_all(runs, step, event, obj, plain_fragment(obj) if chat else None)
+    return [run.result(last) for run in runs]
