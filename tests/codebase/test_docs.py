@@ -141,7 +141,8 @@ def test_the_extension_examples_touch_nothing_outside_the_tests():
     rows = _table("extending.md", "| extension | declaration |")
     examples = [re.search(r"`(tests/support/\w+\.py)`", row[3]).group(1) for row in rows]
     assert all((ROOT / e).is_file() for e in examples) and len(examples) == len(rows)
-    names = {Path(e).stem for e in examples} | {"testfmt", "tinyproto", "ProbePane", "slot-reused"}
+    names = {Path(e).stem for e in examples} | {"testfmt", "tinyproto", "ProbePane", "slot-reused", "first-wins",
+                                                "calls_interleaved"}
     product = [p for folder in ("app", "engine", "benchmarks", "scripts", "resources", "fixtures")
                for p in (ROOT / folder).rglob("*") if p.is_file() and p.suffix in (".py", ".json", ".jsonl", ".jinja")]
     named = [f"{p.relative_to(ROOT)}: {n}" for p in product for n in names if n in p.read_text(encoding="utf-8")]
