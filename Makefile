@@ -43,10 +43,13 @@ $(VENV)/.installed: pyproject.toml | llama
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $@
 
-# The real npm client libraries of the differential test (tests/system/test_differential.py), installed with `npm ci` into a cache
-# folder keyed by tests/support/node/package-lock.json; node and npm from Debian's packages when missing.
+# The npm packages the tests run, each folder's committed lockfile installed with `npm ci` once into a cache folder
+# ~/.cache/callscope/node/<lockfile hash> (scripts/node_clients.sh; node and npm from Debian's packages when missing):
+# the real client libraries of the differential test (tests/system/test_differential.py), the opencode agent
+# `serve` is tested with (tests/system/test_agent.py), and the config folder opencode would otherwise install at run time.
+NODE_FOLDERS = tests/support/node tests/system/agent tests/system/agent/config
 node-clients:
-	@bash scripts/node_clients.sh >/dev/null
+	@bash scripts/node_clients.sh $(NODE_FOLDERS) >/dev/null
 
 # The built wheel in a fresh venv outside the checkout (tests/system/test_packaging.py does the same in `make test`).
 wheel-check: setup

@@ -229,6 +229,9 @@ class MainWindow(QMainWindow):
         from callscope.proxy_source import ProxySource
 
         self.proxy = ProxySource(self, file, _qasync_loop)  # File > Proxy…: a recording proxy's turns, live
+        from callscope.serve_source import ServeSource
+
+        self.serve = ServeSource(self, file, _qasync_loop)  # File > Serve…: callscope serve's answers, live
         from callscope.template_tab import TemplateTab
 
         self.templates = TemplateTab(self, self.template_view, file)  # File > Open template…
@@ -283,7 +286,7 @@ class MainWindow(QMainWindow):
         )
         self._refresh_recent()
         sources = ((self.open_action, "Open"), (self.paste_action, "Paste"), (self.run_action, "Run"),
-                   (self.capture_action, "Capture"), (self.proxy.action, "Proxy"))
+                   (self.capture_action, "Capture"), (self.proxy.action, "Proxy"), (self.serve.action, "Serve"))
         for action, short in sources:
             action.setIconText(short)
         self.source_buttons = SourceButtons([action for action, _ in sources])
@@ -397,7 +400,8 @@ class MainWindow(QMainWindow):
 
     def _live_sources(self) -> list[LiveController]:
         """The live controllers created so far (each is made on first use)."""
-        return [live for live in (self._runs, self._captures, self.proxy.controller) if live is not None]
+        return [live for live in (self._runs, self._captures, self.proxy.controller, self.serve.controller)
+                if live is not None]
 
     def _present(self, controller: LiveController) -> None:
         """Show a new live controller in the status bar, its failures as dialogs."""
@@ -459,7 +463,7 @@ class MainWindow(QMainWindow):
     def stop_run(self) -> None:
         """Stop whatever is live (the Stop button, Ctrl+.): a model run or a capture."""
         for live in self._live_sources():
-            if live is not self.proxy.controller:  # the proxy stops from its own pane
+            if live not in (self.proxy.controller, self.serve.controller):  # these stop from their own panes
                 live.stop()
 
     def _open_fallback(self, _message: str) -> None:

@@ -28,7 +28,6 @@ from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS
 
 HELP = "an OpenAI-compatible server that plays a recording, a quirk or the model (live) to real clients"
 DEFAULT_LISTEN = "127.0.0.1:8788"
-QUIRKS_FOLDER = "quirks"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -143,21 +142,14 @@ def build_replier(args: argparse.Namespace) -> Any:
         check_policy(args.policy)
     if args.model is not None:
         return _model_replier(args)
-    from callscope.engine.core.shipped import fixtures_dir, resolve_recording
-    from callscope.engine.serve import RecordingReplier, SourceError, load_source, quirks_source
+    from callscope.engine.serve import SourceError, serve_quirks, serve_recording
 
     try:
         if args.quirks is not None:
-            folder = args.quirks or str(fixtures_dir() / QUIRKS_FOLDER)
-            source = quirks_source(folder)
-        else:
-            source = load_source(resolve_recording(args.source), args.policy or "incremental")
+            return serve_quirks(args.quirks or None)
+        return serve_recording(args.source, args.policy)
     except SourceError as exc:
         raise CliError(str(exc)) from None
-    if args.policy not in (None, "incremental", "atomic") and all(s.captured for s in source.streams):
-        raise CliError(f"--policy {args.policy}: {source.label} holds streams a server sent (it chose how its calls "
-                       "went out); serve them as recorded, or with --policy atomic (each call whole)")
-    return RecordingReplier(source, atomic=args.policy == "atomic")
 
 
 def _model_replier(args: argparse.Namespace) -> Any:
@@ -189,24 +181,7 @@ def _model_replier(args: argparse.Namespace) -> Any:
     except DecodeError as exc:
         source.close()
         raise CliError(str(exc), exit_code=1 if type(exc).__name__ == "BackendBroken" else 2) from None
-    return ModelReplier(source)
-
-
-class ModelReplier:
-    """The model answers every request (a live generation each)."""
-
-    def __init__(self, source: Any) -> None:
-        self.source = source
-        self.label = source.label
-
-    def names(self) -> list[str]:
-        return self.source.names()
-
-    def reply(self, protocol: str, body: dict[str, Any]) -> Any:
-        return self.source.reply(protocol, body)
-
-    def close(self) -> None:
-        self.source.close()
+    return source
 
 
 # ---------------------------------------------------------------- running

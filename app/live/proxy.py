@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -93,11 +94,14 @@ class ProxyController(LiveController[Line]):
             return False
         self._reset()
         self.server = ProxyServer(config, self, ThreadJudge())
-        loop = self.loop or asyncio.get_event_loop()
-        self._task = loop.create_task(self._listen(self.server))
+        self._listen_soon()
         return True
 
-    async def _listen(self, server: ProxyServer) -> None:
+    def _listen_soon(self) -> None:
+        loop = self.loop or asyncio.get_event_loop()
+        self._task = loop.create_task(self._listen(self.server))
+
+    async def _listen(self, server: Any) -> None:
         try:
             await server.start()
         except OSError as exc:
@@ -105,9 +109,13 @@ class ProxyController(LiveController[Line]):
             self.failed.emit(f"cannot listen on {server.config.host}:{server.config.port}: {exc.strerror or exc}")
             return
         where = f"; recording to {server.session.path}" if server.session is not None else ""
-        self.status = f"proxy on {server.url} → {server.config.public_upstream}{where}"
+        self.status = self._status_text(server) + where
         self._claim = True
         self.listening.emit(self.status)
+
+    def _status_text(self, server: Any) -> str:
+        """The pane's header once listening (a subclass serving turns says what it serves)."""
+        return f"proxy on {server.url} → {server.config.public_upstream}"
 
     def attach(self, folder: str | Path) -> bool:
         """Watch a session folder (a running CLI proxy's, or one left behind); raises ValueError if it is none."""
@@ -136,10 +144,10 @@ class ProxyController(LiveController[Line]):
             loop = self.loop or asyncio.get_event_loop()
             self._task = loop.create_task(self._stop(server))
 
-    async def _stop(self, server: ProxyServer) -> None:
+    async def _stop(self, server: Any) -> None:
         with contextlib.suppress(Exception):
             await server.stop()
-        self.status = f"proxy stopped after {plural(server.turn_count, 'turn')}"
+        self.status = f"{self.noun} stopped after {plural(server.turn_count, 'turn')}"
         self.stopped.emit()
 
     def shutdown(self, timeout_ms: int = 5000) -> bool:
@@ -181,7 +189,7 @@ class ProxyController(LiveController[Line]):
             self.drain()
             final = turn.analyses[0] if turn.analyses else self.analyzer.finish("error") if self.analyzer else None
             if final is not None:
-                self._conclude(final, f"proxy turn {turn.number} · {turn.target}")
+                self._conclude(final, f"{self.kind} {turn.number} · {turn.target}")
                 self.tools = None
         elif self.shown == turn.number and self._running:
             self._settle()  # the panes show something else now: the turn is only listed
@@ -221,7 +229,7 @@ class ProxyController(LiveController[Line]):
             self._show_streaming(turn)
             return True
         if turn is not None and turn.analyses:
-            self._show_final(number, AnalysisSource(list(turn.analyses), _tools(turn), label=_label(row)),
+            self._show_final(number, AnalysisSource(list(turn.analyses), _tools(turn), label=f"{self.kind} {number}"),
                              policy=turn.analyses[0].source.policy)
             return True
         if row.file is None:
@@ -241,7 +249,7 @@ class ProxyController(LiveController[Line]):
             **({"atomic_silence_ms": config.atomic_silence_ms} if config is not None else {}),
         )
         self.record_path = str(turn.record_path) if turn.record_path is not None else None
-        self.phaseChanged.emit(f"proxy turn {turn.number}: {turn.method} {turn.target}…")
+        self.phaseChanged.emit(f"{self.kind} {turn.number}: {turn.method} {turn.target}…")
         self._show_live(analyzer)
         self._received(list(self._lines.get(turn.number, [])))
 
@@ -307,6 +315,3 @@ def _tools(turn: Turn):
     tools = turn.body.get("tools") if turn.body else None
     return tools if isinstance(tools, list) else None
 
-
-def _label(row: TurnRow) -> str:
-    return f"proxy turn {row.number}"

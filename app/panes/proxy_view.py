@@ -1,4 +1,4 @@
-"""The Proxy pane: the proxy's turns as they happen, one line each; activating one opens it in the panes.
+"""The Proxy pane: the proxy's (or the server's) turns as they happen, one line each; activating one opens it.
 
 Thin: the rows are :class:`~callscope.engine.inspector.proxy_turns.TurnRow` from the
 :class:`~callscope.live.proxy.ProxyController`; the line is the one
@@ -23,10 +23,10 @@ class ProxyView(QWidget):
     def __init__(self, controller: ProxyController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
-        self.header = QLabel("No proxy")
+        self.header = QLabel(f"No {controller.noun}")
         self.header.setWordWrap(True)
         self.header.setObjectName("Caption")
-        self.stop_button = QPushButton("Stop proxy")
+        self.stop_button = QPushButton(f"Stop {controller.noun}")
         self.stop_button.setObjectName("Danger")
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(controller.stop)
@@ -49,7 +49,7 @@ class ProxyView(QWidget):
     def _listening(self, status: str) -> None:
         self.header.setText(status)
         self.stop_button.setEnabled(True)
-        self.stop_button.setText("Stop proxy" if self.controller.server is not None else "Stop watching")
+        self.stop_button.setText(f"Stop {self.controller.noun}" if self.controller.server is not None else "Stop watching")
         self.list.clear()
         for row in self.controller.turns.rows:
             self._put(row)

@@ -18,6 +18,7 @@ from typing import Any
 import h11
 
 from callscope.engine.core.json_text import dumps
+from callscope.engine.serve.errors import ServeError
 
 READ_SIZE = 65536
 MAX_BODY = 32 * 1024 * 1024
@@ -151,8 +152,6 @@ class Connection:
 
     async def fail(self, error: BadRequest) -> None:
         """An answer to a request that could not be read: one JSON error, then the connection closes."""
-        from callscope.engine.serve.errors import ServeError
-
         with contextlib.suppress(h11.LocalProtocolError, ClientGone):
             await self.send_json(error.status, ServeError(error.status, error.message).body(),
                                  [("connection", "close")])

@@ -69,7 +69,10 @@ class ModelOptions:
 
 
 class ModelSource:
-    """The model, owned by one worker thread; :meth:`reply` answers one request with a live generation."""
+    """The model, owned by one worker thread; :meth:`reply` answers one request with a live generation.
+
+    A :class:`~callscope.engine.serve.server.Replier`: :meth:`start` (load) before serving, :meth:`close` after.
+    """
 
     def __init__(self, options: ModelOptions, load: Any = None) -> None:
         self.options = options

@@ -16,7 +16,7 @@ from typing import Any
 
 from callscope.engine.core.wire import StreamIdentity, WireChunk
 from callscope.engine.serve.errors import ServeError
-from callscope.engine.serve.sources import Stream
+from callscope.engine.serve.sources import Source, Stream
 from callscope.engine.streams.protocols import get_protocol
 from callscope.engine.streams.writer import ProtocolWriter, final_message, neutral_chunks
 
@@ -108,9 +108,26 @@ def reply_for(stream: Stream, protocol: str, *, atomic: bool = False, model: str
     if stream.captured and not atomic and stream.protocol in (protocol, None):
         return RecordedReply(stream, spec.writer(stream.identity, model))
     if stream.quirk:
-        recorded = get_protocol(stream.protocol).label if stream.protocol else "an unknown protocol's"
+        recorded = get_protocol(stream.protocol).label if stream.protocol else "a protocol callscope does not know"
         where = get_protocol(stream.protocol).path if stream.protocol else "its own endpoint"
-        raise ServeError(400, f"the quirk {stream.name!r} is a {recorded} stream, served only as recorded (said in "
-                         f"{spec.label} it would not be the quirk any more): ask {where}", code="protocol_mismatch")
+        raise ServeError(400, f"the quirk {stream.name!r} was recorded in {recorded} and is served only as recorded "
+                         f"(said in {spec.label} it would not be the quirk any more): ask {where}",
+                         code="protocol_mismatch")
     chunks = stream.atomic if atomic and stream.captured else stream.chunks
     return WrittenReply(stream.name, chunks, spec.writer(stream.identity, model))
+
+
+class RecordingReplier:
+    """A source's streams: the one the request's ``model`` names, else the next."""
+
+    def __init__(self, source: Source, atomic: bool = False) -> None:
+        self.source = source
+        self.atomic = atomic
+        self.label = source.label
+
+    def names(self) -> list[str]:
+        return self.source.names()
+
+    def reply(self, protocol: str, body: dict[str, Any]) -> Reply:
+        model = body.get("model") if isinstance(body.get("model"), str) else None
+        return reply_for(self.source.pick(model), protocol, atomic=self.atomic, model=model)

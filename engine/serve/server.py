@@ -38,8 +38,7 @@ from callscope.engine.capture.request import CaptureRequest
 from callscope.engine.core.json_text import DOCUMENT_DEPTH, loads
 from callscope.engine.serve.errors import ServeError
 from callscope.engine.serve.http import BadRequest, ClientGone, Connection, HttpRequest
-from callscope.engine.serve.reply import Reply, reply_for
-from callscope.engine.serve.sources import Source
+from callscope.engine.serve.reply import Reply
 from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS
 from callscope.engine.streams.protocols import all_protocols, get_protocol, is_end_line, protocol_for_path
 
@@ -64,29 +63,14 @@ class ServeConfig:
 
 
 class Replier(Protocol):
-    """What answers requests: recorded streams (:class:`RecordingReplier`) or a live model."""
+    """What answers requests: recorded streams (:class:`RecordingReplier`) or a live model
+    (:class:`~callscope.engine.serve.model.ModelSource`, which also has ``start()`` and ``close()``)."""
 
     label: str
 
     def names(self) -> list[str]: ...
 
     def reply(self, protocol: str, body: dict[str, Any]) -> Reply: ...
-
-
-class RecordingReplier:
-    """A source's streams: the one the request's ``model`` names, else the next."""
-
-    def __init__(self, source: Source, atomic: bool = False) -> None:
-        self.source = source
-        self.atomic = atomic
-        self.label = source.label
-
-    def names(self) -> list[str]:
-        return self.source.names()
-
-    def reply(self, protocol: str, body: dict[str, Any]) -> Reply:
-        model = body.get("model") if isinstance(body.get("model"), str) else None
-        return reply_for(self.source.pick(model), protocol, atomic=self.atomic, model=model)
 
 
 @dataclass(slots=True)

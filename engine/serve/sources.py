@@ -22,14 +22,12 @@ A source picks the stream for a request (:meth:`Source.pick`): by the request's
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.capture.proxy.session import INDEX_NAME, is_session_folder, turn_number
 from callscope.engine.core.wire import StreamIdentity, WireChunk
-from callscope.engine.recordings.capture_trace import END_NOTE
+from callscope.engine.recordings.capture_trace import END_NOTE, analyze_capture_traces
 from callscope.engine.recordings.replay import Recording, analyze_recording, load_recording
 from callscope.engine.recordings.trace import Trace, TraceError
 from callscope.engine.serve.errors import ServeError
@@ -53,7 +51,6 @@ class Stream:
     lines: list[tuple[float | None, str]] | None = None
     #: A quirk is served only as recorded: said in another protocol, it would not be the quirk any more.
     quirk: bool = False
-    about: dict[str, Any] = field(default_factory=dict)
 
     @property
     def captured(self) -> bool:
@@ -128,46 +125,30 @@ def quirks_source(folder: str | os.PathLike[str]) -> Source:
 
 
 def recording_streams(path: Path, policy: str = "incremental") -> list[Stream]:
-    """Every stream of one recording file, named by the file (and ``#N`` or the fixture name when it holds several)."""
+    """Every stream of one recording file, named as ``replay --name`` names them (a file holding one: its stem)."""
     try:
         recording = load_recording(path)
+        if recording.holds_captures:
+            return [_captured(name, trace) for name, trace in _captures(recording)]
         analyses = analyze_recording(recording, policy)
-        atomic = analyze_recording(recording, "atomic") if not recording.holds_captures else None
+        atomic = analyze_recording(recording, "atomic")
     except (TraceError, OSError) as exc:
         raise SourceError(str(exc)) from None
-    captures = _captured_traces(recording)
-    names = recording.names()
-    streams = []
-    for i, analysis in enumerate(analyses):
-        if i and analysis.source.extra.get("choice") is not None:  # a further choice of an n > 1 capture: the
-            continue  # first is served (the first may be a choice other than 0: a server that numbers it 1)
-        name = names[min(len(streams), len(names) - 1)] if len(names) > 1 else Path(path).stem
-        if captures is not None:
-            trace = captures[min(len(streams), len(captures) - 1)]
-            streams.append(_captured(name, analysis, trace))
-        else:
-            assert atomic is not None
-            streams.append(Stream(name, analysis.identity, list(analysis.chunks), list(atomic[i].chunks),
-                                  about=_about(analysis)))
-    return streams
+    names = recording.names() if len(analyses) > 1 else [Path(path).stem]
+    return [Stream(name, a.identity, list(a.chunks), list(b.chunks)) for name, a, b in zip(names, analyses, atomic)]
 
 
-def _captured_traces(recording: Recording) -> list[Trace] | None:
+def _captures(recording: Recording) -> list[tuple[str, Trace]]:
     if recording.captures is not None:
-        return [trace for _, trace in recording.captures]
-    if recording.holds_captures and recording.trace is not None:
-        return [recording.trace]
-    return None
+        return recording.captures
+    assert recording.trace is not None
+    return [(Path(recording.path).stem, recording.trace)]
 
 
-def _captured(name: str, analysis: Analysis, trace: Trace) -> Stream:
+def _captured(name: str, trace: Trace) -> Stream:
+    """A stream a server sent: its lines as received, and what they meant (the first choice of an ``n > 1`` one)."""
+    analysis = analyze_capture_traces(trace, name=name)[0]
     protocol = analysis.source.extra.get("protocol")
     lines = [(record.ms, record.line) for record in trace.lines if not record.line.startswith(END_NOTE)]
     return Stream(name, analysis.identity, list(analysis.chunks), list(analysis.baseline_chunks),
-                  protocol if isinstance(protocol, str) and protocol != "unknown" else None, lines,
-                  about=_about(analysis))
-
-
-def _about(analysis: Analysis) -> dict[str, Any]:
-    return {"calls": len(analysis.calls), "finish_reason": analysis.finish_reason,
-            "steps": len(analysis.steps), "kind": analysis.source.kind}
+                  protocol if isinstance(protocol, str) and protocol != "unknown" else None, lines)

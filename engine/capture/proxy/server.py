@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import socket
 import time
 from collections.abc import Callable
@@ -318,7 +319,8 @@ class _Stream:
         #: The protocol's last event arrived (``[DONE]``, ``response.completed``, ``message_stop``): the turn is
         #: complete, however the client closes afterwards (any known protocol's when the path names none).
         self.done = False
-        self._ends = end_markers(turn.protocol)
+        #: Bytes an end event holds: a read without them ends nothing (one C search per read).
+        self._end_search = re.compile(b"|".join(re.escape(m) for m in end_markers(turn.protocol))).search
 
     def feed(self, data: bytes) -> None:
         if self.decoder.error is not None or not data:
@@ -331,7 +333,7 @@ class _Stream:
             self.decoder.error = f"the response body could not be decoded ({type(exc).__name__}: {exc})"
             return
         if lines:
-            self._take(lines, any(end in decoded for end in self._ends))
+            self._take(lines, self._end_search(decoded) is not None)
 
     def _take(self, lines: list[Line], maybe_done: bool = True) -> None:
         self.lines.extend(lines)

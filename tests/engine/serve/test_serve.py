@@ -222,3 +222,26 @@ def test_the_cli_refuses_what_it_cannot_serve(tmp_path, capsys):
     dump = sse_dump(tmp_path / "chat.sse", CHAT)
     assert cli_main(["serve", str(dump), "--policy", "llama_server"]) == 2
     assert "a server sent" in capsys.readouterr().err
+
+
+def test_a_har_files_streams_are_served_by_name_or_in_turn(tmp_path):
+    """A HAR from the browser's developer tools: its event streams, each in its own protocol, named FILE#N."""
+    from tests.engine.recordings.test_foreign_recordings import har, har_entry, sse_text
+    from tests.support.protocol_streams import responses_stream
+
+    path = tmp_path / "devtools.har"
+    path.write_text(har([
+        har_entry("https://api.example/v1/models", '{"data": []}', mime="application/json"),
+        har_entry("https://api.example/v1/chat/completions", sse_text([ROLE, *clean_call(), FINISH_TOOLS, DONE])),
+        har_entry("https://api.example/v1/responses", sse_text(responses_stream())),
+    ]))
+    with ServeThread.of(str(path)) as serve:
+        names = [m["id"] for m in httpx.get(serve.v1 + "/models", timeout=30).json()["data"]]
+        asked = post(serve.url, "/v1/responses", {**BODY, "model": "devtools#3"})  # by name, as recorded
+        converted = post(serve.url, "/v1/responses", {**BODY, "model": "devtools#2"})  # the chat one, converted
+        serve.wait_turns(3)
+    assert names == ["devtools#2", "devtools#3"]
+    assert asked.text.startswith("event: response.created")
+    for answer in (asked, converted):
+        analysis = analyze_capture_lines(received(answer.text), protocol="responses")
+        assert analysis.violations == [] and analysis.calls[0].name == "get_weather"

@@ -132,3 +132,23 @@ def test_the_proxy_relays_records_and_judges_it(tinyproto, server, tmp_path):
     recorded = turn.record_path.read_text()
     assert SECRET not in recorded  # the spec's key header is a secret the proxy masks
     assert read_trace(turn.record_path).header.extra["protocol"] == tiny.PROTOCOL_ID
+
+
+def test_serve_speaks_it_to_its_clients(tinyproto, tmp_path):
+    """A chat recording served to a tinyproto client: written by its writer, judged as tinyproto, final message too."""
+    from tests.support.serve_helpers import ServeThread
+    from tests.support.sse_server import DONE, FINISH_TOOLS, ROLE, clean_call
+
+    dump = tmp_path / "chat.sse"
+    dump.write_text("".join(f"{line}\n\n" for line in (ROLE, *clean_call(), FINISH_TOOLS, DONE)))
+    with ServeThread.of(str(dump)) as serve:
+        streamed = httpx.post(serve.url + tiny.PATH, json={"prompt": "weather?", "stream": True}, timeout=30)
+        final = httpx.post(serve.url + tiny.PATH, json={"prompt": "weather?"}, timeout=30)
+        empty = httpx.post(serve.url + tiny.PATH, json={"stream": True}, timeout=30)
+        turns = serve.wait_turns(3)
+    analysis = analyze_capture_lines(_received([line for line in streamed.text.split("\n") if line]))
+    assert analysis.source.extra["protocol"] == tiny.PROTOCOL_ID and analysis.violations == []
+    assert [(c.name, c.streamed_arguments) for c in analysis.calls] == [("get_weather", '{"city": "Paris", "days": 3}')]
+    assert final.json()["calls"][0]["name"] == "get_weather"
+    assert empty.status_code == 400  # its own input check: a prompt or messages
+    assert turns[0].protocol == tiny.PROTOCOL_ID and f"{tiny.PROTOCOL_ID} · 1 call" in turns[0].summary()
