@@ -40,7 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "stream"),
     "serve": ("serve", "an OpenAI-compatible server that plays a recording, a quirk or the model (live) to real "
               "clients"),
-    "bench": ("bench", "run a benchmark (parse, template, replay, decode, demo, gui, capture, proxy, clients, cli, all)"),
+    "bench": ("bench", "run a benchmark (parse, template, replay, decode, demo, gui, longline, capture, proxy, clients, cli, "
+              "all)"),
     "gui": ("gui", "open the inspector window (a trace, a fixture, or a live run of the packaged model)"),
 }
 #: Sub-command modules, in the order `--help` lists them.

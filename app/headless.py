@@ -70,7 +70,10 @@ def _write_all(app: QApplication, window, job: HeadlessJob) -> list[str]:
         window.write_export(what, job.plot, job.plot_width)
         written.append(f"wrote {job.plot}")
     if job.animation:
-        frames = window.export_animation(job.animation, job.animation_view, job.fps, job.speed)
+        from callscope.ui.animation import terminal_progress
+
+        progress = terminal_progress(job.animation) or (lambda _done, _total: True)
+        frames = window.export_animation(job.animation, job.animation_view, job.fps, job.speed, progress)
         written.append(f"wrote {job.animation} ({frames} frames)")
     if job.screenshot:
         if job.at is not None and state is not None:

@@ -216,8 +216,11 @@ class MainWindow(QMainWindow):
         mb = self.menuBar()
         file = mb.addMenu("&File")
         file.setToolTipsVisible(True)  # a disabled entry says why
-        self.open_action = self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a trace or a byte-prefix fixture")
+        self.open_action = self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a recording: a trace, a byte-prefix fixture, an SSE dump, a HAR file or mitmproxy flows")
         self.recent_menu = file.addMenu("Open &recent")
+        from callscope.fixtures_menu import FixturesMenu
+
+        self.fixtures_menu = FixturesMenu(self, file)  # File > Fixtures: the shipped library, by folder
         self.quirks_menu = file.addMenu("&Quirks library")  # streams real servers send, one entry each
         self.quirks_menu.setToolTipsVisible(True)
         self.quirks_menu.aboutToShow.connect(self._fill_quirks_menu)  # read when first opened, not at start-up
@@ -350,20 +353,23 @@ class MainWindow(QMainWindow):
             action.triggered.connect(lambda _=False, path=str(quirk.trace.path): self.open_path(path))
 
     def open_path(self, path: str, format_id: str | None = None, policy: str | None = None) -> bool:
-        ok = self.open_source(FileSource(str(path), format_id), policy)
+        from callscope.engine.core.shipped import resolve_recording
+
+        path = resolve_recording(str(path))  # a shipped name (headline_701_tokens) opens as the command line's does
+        ok = self.open_source(FileSource(path, format_id), policy)
         if ok:
             self._remember(str(path))
         return ok
 
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open a recording", str(Path.cwd()), "Recordings (*.jsonl *.txt *.trace);;All files (*)"
-        )
-        if path:
+        from callscope.fixtures_menu import chosen_path, open_dialog
+
+        dialog = open_dialog(self)  # every kind replay reads; a shipped name typed in opens too
+        if dialog.exec() and (path := chosen_path(dialog)):
             self.open_path(path)
 
     def replay_text(self, text: str, format_id: str, tools_text: str = "", unit: str = "char", size: int = 1,
-                    rate: float | None = None, thinking: bool = False) -> bool:
+                    rate: float | None = None, thinking: bool | str = False) -> bool:
         try:
             tools = parse_tools_text(tools_text)
         except SourceError as exc:
@@ -384,11 +390,15 @@ class MainWindow(QMainWindow):
         self.paste_with(PasteDialog(self))
 
     def paste_with(self, dialog: PasteDialog) -> bool:
-        """Run the Paste dialog and replay what it holds (``auto``: the format that finds complete calls)."""
-        if not dialog.exec():
-            return False
-        v = dialog.values()
-        return self.replay_text(v.text, v.format_id, v.tools_text, v.unit, v.size, v.rate, v.thinking)
+        """Run the Paste dialog and replay what it holds (``auto``: the format that finds complete calls).
+
+        A replay that fails (bad tools JSON, a parser error) leaves the dialog open again with
+        the text as it was, so fixing it is one edit, not a second paste."""
+        while dialog.exec():
+            v = dialog.values()
+            if self.replay_text(v.text, v.format_id, v.tools_text, v.unit, v.size, v.rate, v.thinking):
+                return True
+        return False
 
     def _refuse_while_live(self) -> bool:
         """True (and a dialog) while a run or a capture is filling the panes: one live source at a time."""
@@ -456,7 +466,7 @@ class MainWindow(QMainWindow):
         request = RunRequest(
             messages=[{"role": "user", "content": values.prompt}], tools=tools, model_path=values.model_path,
             format_id=values.format_id, policy=values.policy, force_tool=values.force_tool,
-            max_tokens=values.max_tokens, seed=values.seed, demo=values.demo,
+            max_tokens=values.max_tokens, seed=values.seed, demo=values.demo, thinking=values.thinking,
         )
         return self.runs.start(request)
 
@@ -587,11 +597,21 @@ class MainWindow(QMainWindow):
         self.session.flush()
         QApplication.processEvents()
 
-    def export_animation(self, path: str, view: str = "client", fps: float = 10.0, speed: float = 1.0) -> int:
-        """The replay from the start as an animation of ``view`` (client | presenter | window); frames written."""
-        from callscope.ui.animation import export_replay
+    def export_animation(self, path: str, view: str = "client", fps: float = 10.0, speed: float = 1.0,
+                         progress=None) -> int:
+        """The replay from the start as an animation of ``view`` (client | presenter | window); frames written.
 
-        return export_replay(self, path, view, fps, speed)
+        ``progress``: ``(done, total) -> go on?`` per frame; None shows a progress dialog with Cancel."""
+        from callscope.ui.animation import dialog_progress, export_replay
+
+        if progress is not None:
+            return export_replay(self, path, view, fps, speed, progress)
+        progress, dialog = dialog_progress(self, path)
+        try:
+            return export_replay(self, path, view, fps, speed, progress)
+        finally:
+            dialog.close()
+            dialog.deleteLater()
 
     def save_trace_dialog(self) -> None:
         if self.session.state is None:
@@ -712,11 +732,25 @@ class MainWindow(QMainWindow):
             self.cursor_label.setText(f"{state.analysis.unit} {state.timebase.step(index)}")
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._quit_allowed():
+            event.ignore()
+            return
         self.driver.pause()
         for live in reversed(self._live_sources()):  # a capture cancels its request and waits (bounded) to close
             live.shutdown()
         self.template_view.shutdown()
         super().closeEvent(event)
+
+    def _quit_allowed(self) -> bool:
+        """Closing during a run, a capture or a proxy stops it: ask first (Ctrl+Q was one key from losing a run)."""
+        busy = [live.noun for live in self._live_sources()
+                if live.running or (live is self.proxy.controller and self.proxy.controller.active)]
+        if not busy:
+            return True
+        what = " and ".join(dict.fromkeys(busy))
+        return self.errors.ask(f"Quit during a {what}?",
+                               f"A {what} is in progress. Quitting stops it; what it recorded so far is kept.",
+                               "Quit")
 
     def settle(self) -> None:
         """Deliver pending redraws now (screenshots, tests)."""

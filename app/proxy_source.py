@@ -6,6 +6,10 @@ in a dock (:mod:`callscope.panes.proxy_view`) as they happen and open in the
 usual panes, live (:mod:`callscope.live.proxy`). Kept out of the main window
 so that the window only creates it and lists its controller among the live
 sources.
+
+The dock is a strip under the panes, not half the window (the timeline keeps
+its room), and it goes when the proxy stops; File > Proxy turns brings the
+stopped proxy's turns back.
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
+
+#: The dock's height when it appears (px): a few turns, the timeline and panes above keep their room.
+DOCK_HEIGHT = 170
 
 if TYPE_CHECKING:
     from callscope.dialogs.proxy import ProxyValues
@@ -32,6 +39,7 @@ class ProxySource(QObject):
         self.view: ProxyView | None = None
         self.dock: QDockWidget | None = None
         self.values: ProxyValues | None = None  # what the dialog held last time
+        self.menu = menu
         self.action = window._action(menu, "Pro&xy: watch a client's traffic…", self.dialog, (),
                                      "Start a recording proxy (or attach to a session folder) and list its turns")
 
@@ -48,7 +56,23 @@ class ProxySource(QObject):
             self.dock.setObjectName("ProxyDock")
             self.dock.setWidget(self.view)
             self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
+            self.dock.hide()
+            toggle = self.dock.toggleViewAction()  # File > Proxy turns: the turns again after the proxy stopped
+            toggle.setText("Proxy &turns")
+            toggle.setStatusTip("Show or hide the proxy's list of turns")
+            actions = self.menu.actions()
+            after = actions.index(self.action) + 1 if self.action in actions else len(actions)
+            self.menu.insertAction(actions[after] if after < len(actions) else None, toggle)
+            self.controller.stopped.connect(self.dock.hide)
         return self.controller
+
+    def show_dock(self) -> None:
+        """Show the turns as a strip under the panes (never half the window)."""
+        assert self.dock is not None
+        if self.dock.isVisible():
+            return
+        self.dock.show()
+        self.window.resizeDocks([self.dock], [DOCK_HEIGHT], Qt.Orientation.Vertical)
 
     def dialog(self) -> None:
         from callscope.dialogs.proxy import ProxyDialog
@@ -81,8 +105,7 @@ class ProxySource(QObject):
             controller.stop()  # one proxy at a time: the new one replaces it
             controller.shutdown()
         controller.loop = loop
-        assert self.dock is not None
-        self.dock.show()
+        self.show_dock()
         if values.mode == ATTACH:
             try:
                 return controller.attach(folder)

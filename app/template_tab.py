@@ -83,10 +83,11 @@ class TemplateTab(QObject):
         return started
 
     def paste(self, state: TemplateState) -> None:
-        """The Paste dialog with the template's parser chosen (and its reasoning start)."""
+        """The Paste dialog with the template's parser chosen; thinking ``auto`` reads the reasoning state from the
+        text when the template's prompt may open a reasoning block."""
         from callscope.dialogs.paste import PasteDialog
 
-        self.window.paste_with(PasteDialog(self.window, state.format_id, state.thinking))
+        self.window.paste_with(PasteDialog(self.window, state.format_id, "auto", may_open=state.may_open_reasoning))
 
     def _analysed(self, state: TemplateState) -> None:
         self.window.statusBar().showMessage(f"{Path(state.path).name}: parser {state.format_id}; {state.check_line}")

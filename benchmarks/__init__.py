@@ -26,7 +26,7 @@ if __name__ != "callscope.benchmarks":  # the checkout's folder imported by its 
     raise ImportError(f"import callscope.benchmarks, not {__name__}: benchmarks/ installs as callscope.benchmarks (`pip install -e .`)")
 
 #: The benches, in the order ``all`` runs them; each is the module ``callscope.benchmarks.<name>``.
-NAMES = ("parse", "template", "replay", "decode", "demo", "gui", "capture", "proxy", "clients", "cli")
+NAMES = ("parse", "template", "replay", "decode", "demo", "gui", "longline", "capture", "proxy", "clients", "cli")
 
 
 class BenchError(Exception):

@@ -109,10 +109,11 @@ def bench_format(format_id: str, size: int = 32 * 1024, step: int = 4, reparse_s
 
 
 def derived_families() -> dict[str, Any]:
-    """One derived format per family (as template analysis learns them), measured next to the dedicated ones."""
+    """One derived format per family (as template analysis learns them), measured next to the dedicated ones,
+    and the format derived from each 2026 call family's template (``derived_bench_family_<name>``)."""
     from callscope.engine.formats.derived import JSON, TAG_JSON, TAG_TAGGED, FormatDescription
 
-    return {
+    return {**_call_families(), **{
         f"{DERIVED_PREFIX}json": FormatDescription(
             JSON, "bench: JSON-native", section_start="<|calls|>", section_end="<|/calls|>", array=True, call_separator=", "
         ),
@@ -126,7 +127,21 @@ def derived_families() -> dict[str, Any]:
             key_suffix="</arg_key>\n<arg_value>", value_end="</arg_value>", argument_separator="\n",
             call_end="\n</tool_call>", call_separator="\n",
         ),
-    }
+    }}
+
+
+def _call_families() -> dict[str, Any]:
+    """The descriptions learnt from the call families' templates (those a dedicated parser reads are measured as it)."""
+    from callscope.engine.templates.analysis import analyze
+    from callscope.engine.templates.families import FAMILIES
+
+    found = {}
+    for family in FAMILIES:
+        template = family.template()
+        description = analyze(template.renderer(), template.name).description
+        if description is not None:
+            found[f"{DERIVED_PREFIX}family_{family.name}"] = description
+    return found
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -160,7 +175,7 @@ def _run(args: argparse.Namespace, formats: tuple[str, ...]) -> int:
         raise BenchError("--size must be at least 2048 (a first and a last KB) and --step positive")
     if not args.json:
         print(f"parse bench: one call growing to {args.size // 1024} KB, {args.step} chars per step, parser + incremental policy")
-        print(f"{'format':<26}{'steps':>7}{'first KB us':>13}{'last KB us':>12}{'last/first':>11}{'re-parse us':>13}{'speedup':>9}  ok")
+        print(f"{'format':<38}{'steps':>7}{'first KB us':>13}{'last KB us':>12}{'last/first':>11}{'re-parse us':>13}{'speedup':>9}  ok")
     results = []
     for format_id in formats:
         result = bench_format(format_id, args.size, args.step)
@@ -178,7 +193,7 @@ def _run(args: argparse.Namespace, formats: tuple[str, ...]) -> int:
 def _row(r: ParseBenchResult) -> str:
     reparse = f"{r.reparse_last_kb_us:13.1f}" if r.reparse_last_kb_us else f"{'-':>13}"
     speed = f"{r.speedup:8.0f}x" if r.speedup else f"{'-':>9}"
-    return (f"{r.format_id:<26}{r.steps:>7}{r.first_kb_us:>13.1f}{r.last_kb_us:>12.1f}{r.growth:>11.2f}"
+    return (f"{r.format_id:<38}{r.steps:>7}{r.first_kb_us:>13.1f}{r.last_kb_us:>12.1f}{r.growth:>11.2f}"
             f"{reparse}{speed}  {'yes' if r.reconstructs else 'NO'}")
 
 

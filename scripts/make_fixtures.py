@@ -188,6 +188,7 @@ def text_trace(
     cause: str = "stop",
     tools: list[dict[str, Any]] | None = None,
     user: str = "",
+    template: str | None = None,
 ) -> None:
     pieces = tokenize(text) if pieces is None else pieces
     assert b"".join(pieces) == text.encode("utf-8")
@@ -195,6 +196,7 @@ def text_trace(
     header = TraceHeader(
         source="text",
         format=format_id,
+        template=template,
         tools=tools if tools is not None else WEATHER_TOOLS,
         messages=[{"role": "user", "content": user}] if user else None,
         created=CREATED,
@@ -216,11 +218,13 @@ def call_expect(*calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def format_traces(folder: Path) -> list[Path]:
-    """Every wire format: one call with content before it, and two parallel calls."""
-    from callscope.engine.formats import FORMAT_IDS
+    """Every wire format: one call with content before it, and two parallel calls (naming its built-in template)."""
+    from callscope.engine.formats import BUILTIN, get_spec
 
     written = []
-    for format_id in FORMAT_IDS:
+    for format_id in BUILTIN:
+        template = get_spec(format_id).template
+        template = template if isinstance(template, str) else None
         single = render(format_id, [WEATHER], content="Let me check the weather.")
         if format_id == "generic":  # one JSON object: a "response" member, then the call (read in order)
             name, args = WEATHER
@@ -244,6 +248,7 @@ def format_traces(folder: Path) -> list[Path]:
                 },
             },
             user="What is the weather in Paris?",
+            template=template,
         )
         written.append(path)
         parallel = render(format_id, [WEATHER, READ])
@@ -255,8 +260,41 @@ def format_traces(folder: Path) -> list[Path]:
             f"{format_id}: two parallel calls (get_weather, read_file), indexes 0 and 1",
             {"finish_reason": "tool_calls", "calls": call_expect(WEATHER, READ), "violations": []},
             user="Weather in Paris, and show me /etc/hosts.",
+            template=template,
         )
         written.append(path)
+    return written
+
+
+def family_traces(folder: Path) -> list[Path]:
+    """Every 2026 call family, written as its own template teaches (the format --format auto picks for it):
+    content then one call, and two parallel calls; the header names the template, so a format derived
+    from it is derived again when the trace is replayed."""
+    from callscope.engine.formats import get_spec
+    from callscope.engine.templates.families import FAMILIES
+    from callscope.engine.templates.format_choice import choose_format
+
+    written = []
+    for family in FAMILIES:
+        format_id = choose_format(family.template()).format_id
+        write = get_spec(format_id).write
+        for kind, calls, content, user in (
+            ("single", [WEATHER], "Let me check the weather.", "What is the weather in Paris?"),
+            ("parallel", [WEATHER, READ], "", "Weather in Paris, and show me /etc/hosts."),
+        ):
+            path = folder / f"{family.name}_{kind}.jsonl"
+            what = "content, then one get_weather call" if kind == "single" else "two parallel calls, indexes 0 and 1"
+            expect = {"finish_reason": "tool_calls", "calls": call_expect(*calls), "violations": []}
+            text_trace(
+                path,
+                write(calls, content, ""),
+                format_id,
+                f"{family.name} ({family.title}), read by {format_id}: {what}",
+                expect,
+                user=user,
+                template=family.template_name,
+            )
+            written.append(path)
     return written
 
 
@@ -722,9 +760,9 @@ def write_prefix_file(path: Path, fixtures: list[PrefixFixture]) -> None:
 
 
 def generate(root: Path) -> list[Path]:
-    for sub in ("formats", "cases", "prefix"):
+    for sub in ("formats", "cases", "prefix", "families"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    written = format_traces(root / "formats") + case_traces(root / "cases")
+    written = format_traces(root / "formats") + case_traces(root / "cases") + family_traces(root / "families")
     written.append(headline_trace(root / "headline_701_tokens.jsonl"))
     for name, fixtures in prefix_fixtures().items():
         path = root / "prefix" / name

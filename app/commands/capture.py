@@ -21,8 +21,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
-from callscope.commands.common import CliError, add_report_options, print_report
+from callscope.commands.common import CliError, add_report_options, add_thinking_option, print_report
 from callscope.engine.capture.client import CaptureResult, capture_sync
 from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_results, judged_with
 from callscope.engine.capture.redact import api_key
@@ -106,6 +107,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="silence before a one-chunk call that counts as atomic-tool-call (default %(default)g s)",
     )
     p.add_argument("--strict", action="store_true", help="exit 1 when the stream breaks any rule")
+    p.add_argument(
+        "--template",
+        metavar="FILE",
+        help="the model's chat template: the content the server sent is read again with its parser (the one "
+        "--format auto picks), and the report says what tool calls or reasoning the server left in content",
+    )
+    add_thinking_option(p)
     add_report_options(p)
     p.set_defaults(handler=run)
 
@@ -182,9 +190,23 @@ def client_profiles(args: argparse.Namespace) -> tuple[str, ...] | None:
         raise CliError(f"--client: {exc}") from None
 
 
+def read_content_again(analyses: list, template: Any, tools: Any, thinking: str) -> None:
+    """``--template``: each stream's content read with the template's parser (the one detection), in its report."""
+    from callscope.engine.templates.format_choice import choose_format, read_with
+
+    choice = choose_format(template)
+    for analysis in analyses:
+        analysis.source.extra["content_read"] = read_with(choice, analysis.terminal.content, tools, thinking)
+
+
 def run(args: argparse.Namespace) -> int:
     clients = client_profiles(args)
     request = build_request(args)
+    template = None
+    if args.template:
+        from callscope.commands.request import read_template
+
+        template = read_template(args.template)
     recorder = None
     if args.record:
         try:
@@ -202,6 +224,8 @@ def run(args: argparse.Namespace) -> int:
         recorder.finish(result)
     name = Path(args.record).stem if args.record else "capture"
     analyses = analyze_capture_results(result, name, atomic_silence_ms=args.atomic_silence * 1000, clients=clients)
+    if template is not None:
+        read_content_again(analyses, template, request.body.get("tools"), args.thinking)
     why = failure(result, recorder)
     print_report(analyses, args)  # even of a capture that failed: the report its recording replays to
     sys.stdout.flush()

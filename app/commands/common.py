@@ -58,6 +58,20 @@ def add_policy_option(parser: argparse.ArgumentParser, default: str = "increment
     )
 
 
+def add_thinking_option(parser: argparse.ArgumentParser) -> None:
+    """``--thinking auto|on|off``: whether the generation starts inside a reasoning block."""
+    parser.add_argument(
+        "--thinking",
+        nargs="?",
+        const="on",
+        default="auto",
+        choices=("auto", "on", "off"),
+        help="does the generation start inside a reasoning block (the prompt ended with <think>)? auto (default): "
+        "when the template may have opened one, the text decides (a reasoning closer first: on; a tool call or "
+        "other markup first: off); on; off. --thinking alone is on",
+    )
+
+
 def check_policy(policy: str) -> str:
     from callscope.engine.policies import POLICY_IDS
 

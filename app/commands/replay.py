@@ -43,7 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", metavar="RUN", help="only this named fixture of a fixture file, or stream of a HAR or "
                    "flow file (FILE#N)")
     p.add_argument(
-        "--format", help=f"re-analyse a trace with another wire format: {' | '.join(FORMAT_IDS)} (traces only)"
+        "--format",
+        help="re-analyse a trace with another wire format: auto (the parser of the chat template the trace names) | "
+        f"{' | '.join(FORMAT_IDS)} (traces only)",
     )
     add_policy_option(p, DEFAULT_POLICY)
     p.add_argument("--atomic-silence", type=float, metavar="S",
@@ -56,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.policy is not None:
         check_policy(args.policy)
-    if args.format is not None:
+    if args.format is not None and args.format != "auto":
         check_format(args.format)
     if args.atomic_silence is not None and not (math.isfinite(args.atomic_silence) and args.atomic_silence >= 0):
         raise CliError(f"--atomic-silence must be a finite number of seconds >= 0, got {args.atomic_silence!r}")
@@ -79,7 +81,34 @@ def load_and_analyse(path: str, args: argparse.Namespace, status: StatusLine) ->
     if size is not None:
         status.show(f"analysing {_contents(recording)} of {path}...", elapsed=True)
     silence = args.atomic_silence * 1000 if args.atomic_silence is not None else None
-    return analyze_recording(recording, args.policy or DEFAULT_POLICY, args.format, args.name, silence)
+    format_id, reason = _trace_format(recording, args.format)
+    analyses = analyze_recording(recording, args.policy or DEFAULT_POLICY, format_id, args.name, silence)
+    if reason:
+        for analysis in analyses:
+            analysis.source.extra["format_reason"] = reason
+    return analyses
+
+
+def _trace_format(recording: Recording, requested: str | None) -> tuple[str | None, str]:
+    """``--format`` for a trace: auto reads it from the chat template the trace names, and a format derived
+    from that template is derived again (the one detection); ``(format or None, why)``."""
+    trace = recording.trace
+    if trace is None or not trace.steps:
+        if requested == "auto":
+            raise TraceError(f"{recording.path}: --format auto reads a trace's chat template; this {recording.kind} "
+                             "holds none")
+        return requested, ""
+    if requested != "auto" and (requested is not None or trace.header.format in (*FORMAT_IDS, None)):
+        return requested, ""  # nothing to derive: no template is read (replay stays free of Jinja)
+    from callscope.engine.templates.recorded import RecordedFormatError, recorded_format
+
+    try:
+        format_id, choice = recorded_format(trace.header.format, trace.header.template, requested)
+    except RecordedFormatError as exc:
+        raise TraceError(f"{recording.path}: {exc}") from None
+    if choice is None:
+        return requested, ""
+    return format_id, f"{choice.reason} (the chat template the trace names: {trace.header.template})"
 
 
 def _check_options(recording: Recording, args: argparse.Namespace) -> None:

@@ -11,6 +11,7 @@ from callscope.commands.common import (
     add_policy_option,
     add_report_options,
     add_template_timeout_option,
+    add_thinking_option,
     apply_template_timeout,
     check_format,
     check_policy,
@@ -19,7 +20,7 @@ from callscope.commands.common import (
     read_tools,
 )
 from callscope.commands.status import StatusLine, large_input, megabytes
-from callscope.engine.formats import FORMAT_IDS
+from callscope.engine.formats import FORMAT_IDS, resolve_thinking
 from callscope.engine.recordings.replay_text import analyze_text
 from callscope.engine.recordings.text_source import BadStep, parse_step, rate_problem
 
@@ -43,10 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the chat template the model was prompted with (for --format auto: its dedicated or derived parser)",
     )
     p.add_argument("--tools", help="OpenAI tools array (JSON); gives parameter types to qwen3_coder")
-    p.add_argument(
-        "--thinking", action="store_true",
-        help="the generation starts inside a reasoning block (the prompt ended with <think>)",
-    )
+    add_thinking_option(p)
     add_template_timeout_option(p)
     add_policy_option(p)
     p.add_argument("--step", default="char", help="char | byte | N (N characters per step); default char")
@@ -78,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             status.show(f"analysing {args.file} ({megabytes(large)})...", elapsed=True)
         analysis = analyze_text(
             text, args.format, args.policy, tools, unit, size, args.rate, name="stdin" if args.file == "-" else Path(args.file).stem, path=args.file,
-            thinking=args.thinking or thinking,
+            thinking=thinking,
         )
     if reason:
         analysis.source.extra["format_reason"] = reason
@@ -98,22 +96,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _resolve_format(args: argparse.Namespace) -> tuple[str, bool]:
-    """``--format auto --template FILE``: pick the parser (``args.format`` is set); ``(why, starts in reasoning)``."""
-    if args.format != "auto":
-        return "", False
-    if not args.template:
+def _resolve_format(args: argparse.Namespace) -> tuple[str, bool | str]:
+    """``--format`` and ``--thinking`` with ``--template``: ``(why this format, how the parser starts)``.
+
+    ``--format auto`` takes the template's parser (the one detection); ``--thinking auto``
+    is undecided only when the template may open reasoning (without a template it cannot).
+    """
+    if args.format == "auto" and not args.template:
         raise CliError("--format auto needs --template FILE (the chat template the generation answers)")
+    if not args.template:
+        return "", resolve_thinking(args.thinking, False)
     from callscope.commands.request import read_template
     from callscope.engine.core.errors import DecodeError
-    from callscope.engine.templates.chat import probe_caps
     from callscope.engine.templates.format_choice import choose_format
 
     template = read_template(args.template)
     try:
-        choice = choose_format(template, probe_caps(template))
+        choice = choose_format(template)
     except DecodeError as exc:  # a template that fails, or is stopped at its limits
         raise CliError(str(exc)) from None
-    args.format = choice.format_id
-    default = next((trip for trip in choice.trips if trip.enable_thinking is None), None)
-    return choice.reason, bool(default and default.thinking)
+    reason = ""
+    if args.format == "auto":
+        args.format = choice.format_id
+        reason = choice.reason
+    return reason, choice.thinking(args.thinking)

@@ -23,6 +23,7 @@ from callscope.commands.common import (
     CliError,
     add_policy_option,
     add_report_options,
+    add_thinking_option,
     apply_template_timeout,
     check_policy,
     print_report,
@@ -81,6 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_form_options(p)
     add_policy_option(p)
+    add_thinking_option(p)
     p.add_argument("--max-tokens", type=int, help="stop after N tokens (default: the demo's)")
     p.add_argument(
         "--seed", type=int, default=_DEFAULT_SAMPLER.seed, help=f"sampling seed (default {_DEFAULT_SAMPLER.seed})"
@@ -169,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         sampler=SamplerSettings(temperature=args.temp, seed=args.seed, repeat_penalty=demo.repeat_penalty),
         record=args.record,
+        thinking=args.thinking,
         name="run",
     )
     status = StatusLine.for_args(args)

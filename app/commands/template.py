@@ -120,7 +120,7 @@ def _text(template: ChatTemplate, choice: FormatChoice, check: bool) -> str:
         if not choice.trips:
             lines.append("check: nothing to round-trip (the template renders no tool call)")
         for trip in choice.trips:
-            mode = "" if trip.enable_thinking is None else f" (enable_thinking={str(trip.enable_thinking).lower()})"
+            mode = "" if trip.enable_thinking is None else f" ({trip.switch}={str(trip.enable_thinking).lower()})"
             verdict = "OK" if trip.ok else "FAILED"
             lines.append(f"check{mode}: {verdict}, {trip.format_id} read {len(trip.calls)} of {len(trip.expected)} calls back")
             lines.append(f"  fed byte by byte: {trip.generation!r}")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -36,6 +38,27 @@ def tool_presets() -> dict[str, str]:
 
 
 
+#: ``--thinking``'s values as the dialogs offer them, with what each means.
+THINKING_MODES = {
+    "auto": "the text decides when the template may have opened a reasoning block: a reasoning closer first means "
+    "it did (thinking on), a tool call or other markup first means it did not; without such a template, off",
+    "on": "the generation starts inside a reasoning block (the prompt ended with <think>)",
+    "off": "the generation starts outside reasoning",
+}
+
+
+def thinking_combo(mode: str = "auto") -> QComboBox:
+    """A ``thinking: auto | on | off`` picker (the CLI's ``--thinking``), each value explained in its tooltip."""
+    combo = QComboBox()
+    for value, meaning in THINKING_MODES.items():
+        combo.addItem(value)
+        combo.setItemData(combo.count() - 1, meaning, Qt.ItemDataRole.ToolTipRole)
+    combo.setCurrentText(mode if mode in THINKING_MODES else "auto")
+    combo.setToolTip("does the generation start inside a reasoning block? " + "; ".join(
+        f"{k}: {v}" for k, v in THINKING_MODES.items()))
+    return combo
+
+
 def lay_out_source_dialog(
     dialog: QDialog, form: QFormLayout, caption: str, editor: QWidget, ok_text: str, head: QWidget | None = None
 ) -> None:
@@ -58,7 +81,14 @@ def lay_out_source_dialog(
 
 
 class ToolsEditor(QWidget):
-    """A JSON editor for the request's tools with a preset picker."""
+    """A JSON editor for the request's tools with a preset picker.
+
+    The picker always names what the editor holds: choosing a preset fills the
+    editor, and any text put in the editor (typed, pasted, a last run's tools)
+    selects the preset that holds the same tools, or ``(edited)`` when none does.
+    """
+
+    EDITED = "(edited)"
 
     def __init__(self, default: str | None = "default", parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,6 +97,7 @@ class ToolsEditor(QWidget):
         self.picker.addItem("(none)", "")
         for name, text in self.presets.items():
             self.picker.addItem(name, text)
+        self.picker.addItem(self.EDITED, None)
         self.editor = QPlainTextEdit()
         self.editor.setFont(theme.mono_font(9))
         self.editor.setPlaceholderText('OpenAI tools array, e.g. [{"type": "function", "function": {"name": ...}}]')
@@ -79,12 +110,45 @@ class ToolsEditor(QWidget):
         row.addWidget(self.picker, 1)
         layout.addLayout(row)
         layout.addWidget(self.editor, 1)
-        self.picker.currentIndexChanged.connect(lambda i: self.editor.setPlainText(self.picker.itemData(i) or ""))
+        self.picker.currentIndexChanged.connect(self._preset_chosen)
+        self.editor.textChanged.connect(self._name_the_text)
         if default and default in self.presets:
             self.picker.setCurrentText(default)
 
     def text(self) -> str:
         return self.editor.toPlainText()
+
+    def _preset_chosen(self, index: int) -> None:
+        text = self.picker.itemData(index)
+        if text is not None and text != self.text():  # "(edited)" carries no text: it only names the editor's
+            self.editor.setPlainText(text)
+
+    def _name_the_text(self) -> None:
+        """Select the preset holding the editor's tools (the same JSON, however laid out), else ``(edited)``."""
+        index = _preset_index(self.picker, self.text())
+        if index != self.picker.currentIndex():
+            self.picker.blockSignals(True)
+            try:
+                self.picker.setCurrentIndex(index)
+            finally:
+                self.picker.blockSignals(False)
+
+
+def _preset_index(picker: QComboBox, text: str) -> int:
+    """The picker entry whose text is ``text`` (as JSON, when it parses), else the ``(edited)`` entry."""
+    wanted = _as_json(text)
+    for index in range(picker.count()):
+        preset = picker.itemData(index)
+        if preset is not None and (preset.strip() == text.strip() or (wanted is not None and _as_json(preset) == wanted)):
+            return index
+    return picker.count() - 1
+
+
+def _as_json(text: str) -> object:
+    try:
+        return json.loads(text) if text.strip() else None
+    except ValueError:
+        return None
 
 
 def choose_folder(parent: QWidget, title: str) -> str:

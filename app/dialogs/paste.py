@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDialog, QFormLayout, QPlainTextEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QDialog, QFormLayout, QPlainTextEdit, QSpinBox, QWidget
 
-from callscope.dialogs.common import ToolsEditor, lay_out_source_dialog
-from callscope.engine.formats import FORMAT_IDS, supports_thinking
+from callscope.dialogs.common import ToolsEditor, lay_out_source_dialog, thinking_combo
+from callscope.engine.formats import FORMAT_IDS, resolve_thinking, supports_thinking
 from callscope.ui import theme
 
 
@@ -26,7 +26,8 @@ class PasteValues:
     unit: str
     size: int
     rate: float | None
-    thinking: bool = False  # the prompt ended with <think>: the text starts inside reasoning
+    #: How the parser starts: inside reasoning (True), outside (False), or undecided ("auto": the text decides).
+    thinking: bool | str = False
 
 
 #: The format entry that detects the format from the text.
@@ -34,8 +35,13 @@ AUTO = "auto"
 
 
 class PasteDialog(QDialog):
-    def __init__(self, parent: QWidget | None = None, format_id: str = AUTO, thinking: bool = False) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, format_id: str = AUTO, thinking: str = "auto", may_open: bool = False
+    ) -> None:
+        """``may_open``: the text answers a template whose prompt may open a reasoning block (``auto`` then
+        leaves it to the text); ``thinking``: the mode the picker starts with."""
         super().__init__(parent)
+        self._may_open = may_open
         self.setWindowTitle("Paste a generation")
         self.resize(760, 620)
         self.text = QPlainTextEdit()
@@ -54,15 +60,12 @@ class PasteDialog(QDialog):
         self.rate.setSuffix(" steps/s")
         self.rate.setSpecialValueText("untimed")
         self.tools = ToolsEditor(default=None)
-        self.thinking = QCheckBox("starts inside reasoning (prompt ended with <think>)")
-        self.thinking.setChecked(thinking)
-        self.thinking.setToolTip("The chat template opened a reasoning block, so the text is reasoning until </think>. "
-                                 "Only formats with reasoning (e.g. hermes, qwen3_coder, deepseek_v31) read it.")
+        self.thinking = thinking_combo(thinking)
         form = QFormLayout()
         form.addRow("format", self.format)
         form.addRow("step", self.step)
         form.addRow("timing", self.rate)
-        form.addRow("", self.thinking)
+        form.addRow("thinking", self.thinking)
         self.format.currentTextChanged.connect(self._format_changed)
         self._format_changed(self.format.currentText())
         lay_out_source_dialog(
@@ -70,7 +73,7 @@ class PasteDialog(QDialog):
         )
 
     def _format_changed(self, format_id: str) -> None:
-        """A format without reasoning has nothing to start inside: the box is greyed (its tick is kept)."""
+        """A format without reasoning has nothing to start inside: the picker is greyed (its value is kept)."""
         self.thinking.setEnabled(format_id == AUTO or supports_thinking(format_id))
 
     def values(self) -> PasteValues:
@@ -79,5 +82,5 @@ class PasteDialog(QDialog):
         return PasteValues(
             self.text.toPlainText(), self.format.currentText(), self.tools.text(), unit, size,
             float(self.rate.value()) if self.rate.value() > 0 else None,
-            self.thinking.isChecked() and self.thinking.isEnabled(),
+            resolve_thinking(self.thinking.currentText(), self._may_open) if self.thinking.isEnabled() else False,
         )

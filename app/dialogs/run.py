@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from callscope.dialogs.common import ToolsEditor, lay_out_source_dialog
+from callscope.dialogs.common import ToolsEditor, lay_out_source_dialog, thinking_combo
 from callscope.engine.decode.loop import SamplerSettings
 from callscope.engine.formats import FORMAT_IDS
 from callscope.engine.policies import POLICY_IDS
@@ -61,6 +61,8 @@ class RunValues:
     #: The demo preset the request came from (``callscope.engine.decode.demos``): its forced-call settings apply
     #: (one long call, no content line...). None: the engine's defaults (1-2 calls after a short content line).
     demo: str | None = None
+    #: ``--thinking``: auto, on or off.
+    thinking: str = "auto"
 
 
 def demo_values(name: str | None = None) -> RunValues:
@@ -99,6 +101,7 @@ class RunDialog(QDialog):
         self.format.setToolTip("auto: from the model's chat template")
         self.policy = QComboBox()
         self.policy.addItems(POLICY_IDS)
+        self.thinking = thinking_combo()
         self.prompt = QPlainTextEdit()
         self.prompt.setMaximumHeight(80)
         # the default demo's tools preset (write_file.json -> "write_file"); _fill then puts in the last run's
@@ -128,6 +131,7 @@ class RunDialog(QDialog):
         form.addRow("model", model_row)
         form.addRow("wire format", self.format)
         form.addRow("policy", self.policy)
+        form.addRow("thinking", self.thinking)
         form.addRow("prompt", self.prompt)
         form.addRow("force tool", self.force)
         form.addRow("max tokens", max_row)
@@ -170,6 +174,7 @@ class RunDialog(QDialog):
         self.model.setText(v.model_path or "")
         self.format.setCurrentText(v.format_id)
         self.policy.setCurrentText(v.policy)
+        self.thinking.setCurrentText(v.thinking)
         self.prompt.setPlainText(v.prompt)
         if v.tools_text != self.tools.text():
             self.tools.editor.setPlainText(v.tools_text)
@@ -189,5 +194,5 @@ class RunDialog(QDialog):
         return RunValues(
             self.model.text().strip() or None, self.format.currentText(), self.policy.currentText(),
             self.prompt.toPlainText(), self.tools.text(), self.force.currentText().strip() or "any",
-            self.max_tokens.value(), self.seed.value(), self.demo.currentData(),
+            self.max_tokens.value(), self.seed.value(), self.demo.currentData(), self.thinking.currentText(),
         )

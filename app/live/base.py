@@ -95,6 +95,8 @@ class LiveController(QObject, Generic[Item]):
         self._gc_hold = FullCollectionHold()  # no full GC pause while the stream grows (see callscope.engine.core.bulk)
         # The next feed waits for the panes to have drawn this one: analysis and redraw never share a turn.
         session.growthShown.connect(self._after_growth)
+        # The status line's count changes in the turn the transport and the cursor's panes change in.
+        session.cursorChanged.connect(self._cursor_shown)
 
     @property
     def running(self) -> bool:
@@ -162,7 +164,13 @@ class LiveController(QObject, Generic[Item]):
         self.session.grow()
         if self._pending and not self.session.growth_pending:
             self._feed.request()  # nothing to draw (no stream shown): feed on
-        self.progress.emit(self._progress_text())
+        if not self.session.growth_pending:
+            self.progress.emit(self._progress_text())  # else with the cursor's panes (_cursor_shown)
+
+    def _cursor_shown(self, _index: int) -> None:
+        if self.received and self.analysis is not None and self.analysis.running and self.session.state is not None \
+                and self.session.state.analysis is self.analysis:
+            self.progress.emit(self._progress_text())
 
     def _after_growth(self) -> None:
         """The panes were told about the last feed: the rest of a burst is fed on a later turn.
@@ -178,6 +186,8 @@ class LiveController(QObject, Generic[Item]):
         while self._pending and self.analyzer is not None:
             self._flush()
         self._feed.flush()
+        if self.analyzer is not None:
+            self.progress.emit(self._progress_text())
 
     def _conclude(self, final: Analysis, label: str) -> None:
         """The stream ended: its final analysis replaces the growing one, as a source of its own."""

@@ -89,7 +89,9 @@ class RunController(LiveController[TokenItem]):
         return (self.received - 1) * 1000.0 / (self._last_ms - self._first_ms)
 
     def _progress_text(self) -> str:
-        return f"{plural(self.received, 'token')} · {self.tokens_per_second:.1f} tok/s"
+        """The tokens the panes show (analysed), not those still queued: the status line and the transport agree."""
+        shown = len(self.analysis.steps) if self.analysis is not None else 0
+        return f"{plural(shown, 'token')} · {self.tokens_per_second:.1f} tok/s"
 
     # ------------------------------------------------------------ worker signals (GUI thread)
 
@@ -99,7 +101,7 @@ class RunController(LiveController[TokenItem]):
     def _on_prepared(self, plan: RunPlan) -> None:
         # Same parser as the worker's: a prompt ending inside <think> starts the generation as reasoning.
         parser = make_parser(plan.format_id, plan.tools, thinking=plan.thinking)
-        self._show_live(Analyzer(plan.name, plan.source, "token", True, parser))
+        self._show_live(Analyzer(plan.name, plan.source, "token", True, parser, plan.identity))
         self.phaseChanged.emit(f"processing prompt ({plan.prompt_tokens} tokens, {plan.model_name})…")
 
     def _on_tokens_ready(self) -> None:

@@ -39,6 +39,8 @@ class RunRequest:
     demo: str | None = None  # a demo preset's forced-call settings and sampling (callscope.engine.decode.demos)
     #: A chat template to prompt with (callscope.engine.templates.chat.ChatTemplate; the Template pane's), else the model's.
     template: Any = None
+    #: ``--thinking``: auto (the text decides when the prompt opened reasoning), on, off.
+    thinking: str = "auto"
 
 
 @dataclass(slots=True)
@@ -52,7 +54,11 @@ class RunPlan:
     prompt_tokens: int
     model_name: str
     extra: dict[str, Any] = field(default_factory=dict)
-    thinking: bool = False  # the prompt left the model inside ``<think>``: the parser starts in reasoning
+    #: How the parser starts: inside reasoning (True), outside (False), undecided ("auto": the text decides).
+    thinking: bool | str = False
+    #: The run's completion id, created time and model (the worker's recording and final analysis use it):
+    #: the growing analysis shows the chunk ids the finished one will have, not a placeholder.
+    identity: Any = None
 
 
 class RunWorker(QObject):
@@ -102,12 +108,13 @@ class RunWorker(QObject):
             sampler=SamplerSettings(seed=request.seed, repeat_penalty=demo.repeat_penalty if demo else 1.0),
             record=request.record,
             name=request.name,
+            thinking=request.thinking,
             **(demo.run_options(request.tools) if demo else {}),
         )
         live = LiveRun(model, settings)
         self.prepared.emit(
             RunPlan(live.source_info(), live.plan.format_id, request.tools, request.name, len(live.prompt_tokens), model.info.name,
-                    thinking=live.thinking)
+                    thinking=live.thinking, identity=live.identity)
         )
         result = live.run(self.stop_event, self._on_token)
         self.finished.emit(result)

@@ -83,7 +83,7 @@ class CallVerdictModel(RowTableModel):
     columns = (
         ("index", lambda c: c.index),
         ("name", lambda c: c.name),
-        ("verdict", lambda c: ("✓ " if c.reconstructs else "✗ ") + c.verdict),
+        ("verdict", lambda c: ("✗ " if not c.reconstructs else "⚠ " if c.cut else "✓ ") + c.verdict),
         ("first delta", lambda c: "–" if c.first_delta_step is None else f"{c.unit} {c.first_delta_step}"),
         ("streamed", lambda c: f"{len(c.streamed):,} chars"),
         ("final", lambda c: "–" if c.final is None else f"{len(c.final):,} chars"),
@@ -93,7 +93,7 @@ class CallVerdictModel(RowTableModel):
 
     def foreground(self, row: CallVerdict, column: int) -> QColor | None:
         if column == 2:
-            return QColor(theme.OK if row.reconstructs else theme.BAD)
+            return QColor(theme.BAD if not row.reconstructs else theme.WARN if row.cut else theme.OK)
         if column == 1:
             return QColor(theme.call_color(row.index))
         return None

@@ -1,6 +1,10 @@
 """Emitted deltas: every chunk, those the client has by the cursor in full colour, the raw JSON of the
 selected one, arguments so far per call.
 
+For a capture the JSON is callscope's normalised chunk; what the server sent is
+the SSE event it came from, shown as bytes beside its parsed form ("Event
+bytes", :mod:`callscope.panes.bytes_view`).
+
 Selecting a chunk moves the cursor to its step and highlights, in the text
 pane, the tokens that produced it; the table does not move under the mouse
 (no row is removed: the ones after the cursor are dimmed). Otherwise the
@@ -23,10 +27,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from callscope.engine.inspector.event_bytes import event_of_chunk
 from callscope.models.chunk_model import ChunkTableModel
 from callscope.models.session import InspectorSession
+from callscope.panes.bytes_view import BytesView
 from callscope.panes.pane import row_table
 from callscope.ui import theme
+
+RAW_TITLE = "Raw chunk JSON"
+#: A capture's chunk JSON is rebuilt by callscope: the tab says so (the bytes tab has what was sent).
+NORMALISED_TITLE = "Chunk JSON (normalised)"
+BYTES_TITLE = "Event bytes"
 
 
 class ChunksView(QWidget):
@@ -50,11 +61,14 @@ class ChunksView(QWidget):
         self.accumulated.setFont(theme.mono_font(9))
         details = QTabWidget()
         details.setDocumentMode(True)
-        details.addTab(self.raw, "Raw chunk JSON")
+        details.addTab(self.raw, RAW_TITLE)
         details.addTab(self.accumulated, "Arguments so far")
+        self.bytes = BytesView()  # a capture's events as received: a tab of its own, shown for captures only
         self.details = details
         self._accumulated_count = 0
-        details.currentChanged.connect(lambda _i: self._show_accumulated(self._accumulated_count))
+        self._bytes_number: int | None = None  # the chunk whose event the bytes tab should show
+        self.bytes.on_show = lambda: self._bytes_number is not None and self._show_bytes(self._bytes_number)
+        details.currentChanged.connect(self._detail_shown)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(details)
@@ -84,7 +98,25 @@ class ChunksView(QWidget):
         self._pinned = False
         self.raw.clear()
         self.accumulated.clear()
+        self._show_bytes_tab(state is not None and state.analysis.source.kind == "capture")
         self._follow()
+
+    def _show_bytes_tab(self, capture: bool) -> None:
+        """A capture gets the Event bytes tab (first), and its JSON tab says the chunk is normalised."""
+        at = self.details.indexOf(self.bytes)
+        self.details.setTabText(self.details.indexOf(self.raw), NORMALISED_TITLE if capture else RAW_TITLE)
+        if capture and at < 0:
+            self.details.insertTab(0, self.bytes, BYTES_TITLE)
+            self.details.setCurrentIndex(0)
+        elif not capture and at >= 0:
+            self.details.removeTab(at)
+        self._bytes_number = None
+        self.bytes.show_event(None)
+
+    def _detail_shown(self, _index: int) -> None:
+        self._show_accumulated(self._accumulated_count)
+        if self._bytes_number is not None:
+            self._show_bytes(self._bytes_number)
 
     def show_cursor(self, index: int) -> None:
         state = self.session.state
@@ -130,6 +162,18 @@ class ChunksView(QWidget):
         if state is not None and self._raw_shown != (id(state), number):
             self._raw_shown = (id(state), number)
             self.raw.setPlainText(state.chunk_index.raw_json(number))
+            if self.details.indexOf(self.bytes) >= 0:
+                self._show_bytes(number)
+
+    def _show_bytes(self, number: int) -> None:
+        """The event chunk ``number`` came from, in the bytes tab (read when the tab is shown)."""
+        self._bytes_number = number
+        state = self.session.state
+        if state is None or not self.bytes.isVisible():
+            return
+        event = event_of_chunk(state.analysis, number)
+        if self.bytes.current is None or event is None or (event.step, event.data) != (self.bytes.current.step, self.bytes.current.data):
+            self.bytes.show_event(event)
 
     def _show_accumulated(self, count: int) -> None:
         if not self.accumulated.isVisible():

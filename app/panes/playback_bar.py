@@ -235,7 +235,10 @@ class PlaybackBar(QWidget):
         driver.playingChanged.connect(self._playing)
         session.analysisChanged.connect(self._rebuild)
         session.cursorChanged.connect(self._show)
-        session.grew.connect(lambda _t: self._rebuild())
+        # A live growth reaches the panes that show the cursor's step on a later turn (cursorChanged):
+        # the transport changes with them, never a token ahead of them.
+        session.grew.connect(self._grew)
+        self._range_stale = False
 
     def restyle(self) -> None:
         """The theme changed: icons in its colour (play's stays white on its blue)."""
@@ -256,6 +259,7 @@ class PlaybackBar(QWidget):
 
     def _rebuild(self) -> None:
         state = self.session.state
+        self._range_stale = False
         self._setting = True
         try:
             self.slider.setRange(0, state.last if state else 0)
@@ -267,9 +271,15 @@ class PlaybackBar(QWidget):
         if state is not None:
             self._show(state.cursor)
 
+    def _grew(self, _text: str) -> None:
+        self._range_stale = True
+
     def _show(self, index: int) -> None:
         state = self.session.state
         if state is None:
+            return
+        if self._range_stale:
+            self._rebuild()  # the new range, then this position (it calls back here)
             return
         self._setting = True
         try:

@@ -23,7 +23,7 @@ from callscope.engine.inspector.expected import Expected, expected_for
 from callscope.engine.inspector.reconcile import EQUAL, FINAL, CallVerdict, Reconciliation, reconcile
 from callscope.models.session import InspectorSession
 from callscope.models.table_models import CallVerdictModel, ViolationModel
-from callscope.panes.pane import row_table
+from callscope.panes.pane import ElidedLabel, row_table
 from callscope.ui import theme
 
 DIFF_VIEW_LIMIT = 20000
@@ -60,6 +60,11 @@ def diff_html(call: CallVerdict) -> str:
 def _diff_html(call: CallVerdict) -> str:
     if call.final is None:
         return f'<span style="color:{theme.BAD}">This call is missing from the terminal parse.</span>'
+    if call.reconstructs and call.cut:
+        return (
+            f'<span style="color:{theme.WARN}">The stream ended while this call was being written: the client has '
+            f"what the server parsed ({len(call.streamed):,} chars), but its arguments stop part-way.</span>"
+        )
     if call.reconstructs:
         return (
             f'<span style="color:{theme.OK}">The streamed arguments reconstruct the terminal parse byte for byte '
@@ -103,9 +108,7 @@ def headline_html(result: Reconciliation, color: str, expected: Expected | None 
                + f'<br><span style="color:{theme.DIM}">finish_reason {html.escape(result.finish_sentence)}</span>')
     if result.held_sentence:
         out += f'<br><span style="color:{theme.WARN}">{html.escape(result.held_sentence)}</span>'
-    if expected is not None:
-        if expected.description:
-            out += f'<br><span style="color:{theme.DIM}">{html.escape(expected.description)}</span>'
+    if expected is not None:  # its description is a line of its own (ReconcileView.about), elided when narrow
         if expected.checked:
             tone = theme.OK if expected.matches else theme.BAD
             out += f'<br><span style="color:{tone}">{html.escape(expected.sentence)}</span>'
@@ -121,6 +124,10 @@ def verdict_color(result: Reconciliation) -> str:
     return theme.BAD if any(not c.reconstructs for c in result.calls) else theme.WARN
 
 
+#: The diff box's least height: its legend and a line of arguments (it scrolls).
+DIFF_MIN_HEIGHT = 44
+
+
 class ReconcileView(QWidget):
     def __init__(self, session: InspectorSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -130,6 +137,11 @@ class ReconcileView(QWidget):
         self.headline.setObjectName("Headline")
         self.headline.setTextFormat(Qt.TextFormat.RichText)
         self.headline.setWordWrap(True)
+        # What a library recording demonstrates: one line, elided (the whole text in its tooltip), so a long
+        # description never takes the rows of the tables below in a short window.
+        self.about = ElidedLabel("", 60)
+        self.about.setObjectName("Caption")
+        self.about.hide()
         self.calls = CallVerdictModel(self)
         self.calls_table = row_table(self.calls)
         self.diff = QTextBrowser()
@@ -138,7 +150,9 @@ class ReconcileView(QWidget):
         self.violations_table = row_table(self.violations)
         self.violations_table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.violations_table.setToolTip("Select a violation (click, arrow keys) to jump to its step")
-        self.violations_table.setWordWrap(True)
+        # One line a violation (the detail elided, whole in its tooltip): a short window still lists several.
+        self.violations_table.setWordWrap(False)
+        self.violations_table.setTextElideMode(Qt.TextElideMode.ElideRight)
         violations_box = QWidget()
         vbox = QVBoxLayout(violations_box)
         vbox.setContentsMargins(0, 0, 0, 0)
@@ -151,12 +165,17 @@ class ReconcileView(QWidget):
         split.addWidget(self.calls_table)
         split.addWidget(self.diff)
         split.addWidget(violations_box)
-        split.setSizes([110, 120, 140])
+        split.setSizes([70, 90, 200])  # the calls table is fitted to its rows; the violations get the most
+        for index, stretch in enumerate((0, 1, 3)):
+            split.setStretchFactor(index, stretch)
+        self.diff.setMinimumHeight(DIFF_MIN_HEIGHT)
         split.setChildrenCollapsible(False)
+        self.split = split
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 0)
         layout.setSpacing(4)
         layout.addWidget(self.headline)
+        layout.addWidget(self.about)
         layout.addWidget(split, 1)
         self.calls_table.selectionModel().currentRowChanged.connect(self._call_selected)
         self.violations_table.selectionModel().currentRowChanged.connect(self._violation_selected)
@@ -181,14 +200,16 @@ class ReconcileView(QWidget):
             self.diff.clear()
             return
         self.result = reconcile(analysis, state.held_text(state.last))
-        self.headline.setText(headline_html(self.result, verdict_color(self.result), expected_for(analysis)))
+        expected = expected_for(analysis)
+        self.headline.setText(headline_html(self.result, verdict_color(self.result), expected))
+        self.about.setText(expected.description if expected is not None else "")
+        self.about.setVisible(bool(self.about.text()))
         self.calls.set_rows(self.result.calls)
         self.violations.set_rows(self.result.violations)
         self.violations_caption.setText(f"Violations ({len(self.result.violations)})")
         self._fit_calls_table()
         for column in range(3):  # rule, step, call: as wide as they need; the detail column takes the rest
             self.violations_table.resizeColumnToContents(column)
-        self.violations_table.resizeRowsToContents()
         if self.result.calls:
             self.calls_table.selectRow(0)
         else:

@@ -10,10 +10,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from callscope.engine.analysis.report import describe_finish, plural
+from callscope.engine.analysis.report import describe_finish, format_why, plural
 from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.inspector.expected import expected_for
-from callscope.engine.inspector.reconcile import calls_verdict, finish_badge
+from callscope.engine.inspector.reconcile import calls_badge, finish_badge
 from callscope.engine.inspector.ttfd import ttfd_label
 from callscope.engine.policies import POLICY_IDS
 from callscope.models.session import InspectorSession
@@ -136,7 +136,9 @@ class SourceBar(QFrame):
                 "capture": "capture"}.get(a.source.kind, a.source.kind)
         timing = "timed" if a.timed else "untimed"
         steps = plural(a.step_count, "token") if a.unit == "token" else f"{plural(a.step_count, 'step')} ({a.unit})"
-        self.details.setText(f"{kind} · format {a.source.format or '—'} · {steps} · {timing}")
+        why = format_why(a)  # a live run: why this format (the packaged model's template renders no tools)
+        self.details.setText(f"{kind} · format {a.source.format or '—'} · {steps} · {timing}"
+                             + (f" · {a.source.format}: {why}" if why else ""))
         self._show_about(a)
         if a.running:
             _set_tone(self.finish, "generating…", "info")
@@ -147,9 +149,7 @@ class SourceBar(QFrame):
         _set_tone(self.finish, finish_badge(a.finish_reason, a.finish_cause, a.violations),
                   "ok" if a.finish_reason == "tool_calls" else "warn")
         self.finish.setToolTip(f"finish_reason: {describe_finish(a)}")
-        bad = sum(1 for c in a.calls if not c.reconstructs)
-        _set_tone(self.calls, calls_verdict([c.reconstructs for c in a.calls]),
-                  ("ok" if not bad else "bad") if a.calls else "neutral")
+        _set_tone(self.calls, *calls_badge(a.calls))
         n = len(a.violations)
         cut = a.finish_cause in UNFINISHED  # a cut stream passed nothing, whatever it broke so far
         _set_tone(self.violations, plural(n, "violation"), "bad" if n else ("neutral" if cut else "ok"))

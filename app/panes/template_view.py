@@ -257,6 +257,7 @@ def state_html(state: TemplateState, error: str = "") -> str:
         parts.append(f'<p style="color:{theme.BAD}">{html.escape(error)}</p>')
     parts.append(_heading("Why this parser"))
     parts.append(f'<p style="color:{theme.TEXT}">{html.escape(state.reason)}</p>')
+    parts.append(f'<p style="color:{theme.DIM}">{html.escape(state.thinking_line)}</p>')
     parts.append(_heading("Rendered call, as the template writes it"))
     if state.evidence:
         parts.append(_legend([(theme.SPAN_COLORS["call"], "marker"), (theme.PARSE_COLORS["name complete"], "name"),

@@ -16,7 +16,7 @@ import bisect
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextOption
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QWidget
 
 from callscope.engine.inspector.text_spans import ARGUMENTS, TextSpans
@@ -78,6 +78,9 @@ class TokenHighlighter(QSyntaxHighlighter):
             position += 1
 
 
+#: A line longer than this is wrapped anywhere, not at word boundaries: Qt looks for a word boundary in a
+#: long line without one in quadratic time (a 1 MiB line of one token repeated took over two minutes).
+LONG_LINE = 4096
 #: While a run is live, past this many characters the pane keeps only the last LIVE_TAIL_CHARS.
 LIVE_TRIM_AT = 10000
 LIVE_TAIL_CHARS = 5000
@@ -148,8 +151,15 @@ class GeneratedTextView(QPlainTextEdit):
             start = len(text) - LIVE_TAIL_CHARS
             self._offset = state.spans.utf16_offset(start)
             text = text[start:]
+        self._wrap_for(text)
         self.setPlainText(text)
         self._cache_layouts(self.document().firstBlock())
+
+    def _wrap_for(self, text: str) -> None:
+        """Wrap at word boundaries, unless a line is too long for that (:data:`LONG_LINE`): then anywhere."""
+        mode = QTextOption.WrapMode.WrapAnywhere if _longest_line(text) > LONG_LINE else QTextOption.WrapMode.WordWrap
+        if self.wordWrapMode() != mode:
+            self.setWordWrapMode(mode)
 
     def append_text(self, text: str) -> None:
         """A live run grew: append, and keep only the tail once the text is long.
@@ -172,6 +182,8 @@ class GeneratedTextView(QPlainTextEdit):
             cursor.removeSelectedText()
             self._offset += cut
             last = self.document().firstBlock()
+        if self.wordWrapMode() != QTextOption.WrapMode.WrapAnywhere and self.document().lastBlock().length() > LONG_LINE:
+            self.setWordWrapMode(QTextOption.WrapMode.WrapAnywhere)  # a live call grows one long line
         self._cache_layouts(last)
 
     @property
@@ -294,3 +306,14 @@ class GeneratedTextView(QPlainTextEdit):
         position = state.spans.position_at_char(state.spans.char_offset(offset))
         state.set_cursor(position)
         self.tokenClicked.emit(position)
+
+
+def _longest_line(text: str) -> int:
+    """The length of the longest line of ``text`` (without splitting a large text into a list)."""
+    longest, start = 0, 0
+    while True:
+        end = text.find("\n", start)
+        if end < 0:
+            return max(longest, len(text) - start)
+        longest = max(longest, end - start)
+        start = end + 1

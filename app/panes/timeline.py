@@ -29,6 +29,9 @@ from callscope.ui import theme
 #: The lane-label axis is at least this wide (px), and wider when a lane's title needs it.
 LANE_AXIS_MIN_WIDTH = 118
 LANE_Y = {TOKENS: 4.0, PARSE: 3.0, WIRE: 2.0, ATOMIC: 1.0, VIOLATIONS: 0.0}
+#: The plot's least height (px): five lanes whose titles never overlap, and the time axis. A dock or a small
+#: window takes its room from the panes below, never squeezes the lanes into each other.
+PLOT_MIN_HEIGHT = 130
 #: How far above its lane (in lane heights) a finish star is drawn.
 FINISH_LIFT = 0.32
 #: Padding either side of the stream when fitted, and how far panning may go past it (fraction of the span).
@@ -135,6 +138,7 @@ class TimelineView(QWidget):
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(self.legend)
         self.plot = TimelinePlot()
+        self.plot.setMinimumHeight(PLOT_MIN_HEIGHT)
         layout.addWidget(self.plot, 1)
         item = self.plot.getPlotItem()
         item.setMenuEnabled(False, enableViewBoxMenu=True)  # right-click: our menu (TimelineViewBox)

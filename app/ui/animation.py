@@ -1,8 +1,11 @@
 """Export a replay as an animation: frames grabbed from a widget as the cursor plays, written as APNG, GIF or MP4.
 
 The frames follow :func:`~callscope.engine.inspector.animation.plan_frames`
-(real timing at 1x). Writers take frames one at a time, so a long replay
-never holds hundreds of full-size images:
+(real timing at 1x); a pane's frames get a margin of the window's background
+so its first line and edges are never cut at the frame's border. Writers take
+frames one at a time, so a long replay never holds hundreds of full-size
+images. A ``progress`` callback hears of every frame and may cancel (the
+window shows a progress dialog, the command line a counter on a terminal):
 
 * ``.png`` / ``.apng``: an animated PNG, assembled here from Qt's own PNG
   encoding of each frame (its ``IDAT`` data becomes the frame's ``fdAT``),
@@ -24,14 +27,23 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice
-from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, Qt
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtWidgets import QApplication, QProgressDialog, QWidget
 
 from callscope.engine.inspector.animation import FramePlan
+from callscope.ui import theme
 from callscope.ui.exports import ExportError
 
 FORMATS = (".png", ".apng", ".gif", ".mp4")
+#: Pixels of background around each frame: the view's own edges (its first line) never touch the border.
+FRAME_MARGIN = 12
+#: ``(frames done, frames in all) -> go on?``: hears of each frame written; False cancels the export.
+Progress = Callable[[int, int], bool]
+
+
+class ExportCancelled(ExportError):
+    """The user cancelled the export; nothing is left behind."""
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -48,7 +60,8 @@ def animation_kind(path: str) -> str:
 VIEWS = ("client", "presenter", "window")
 
 
-def export_replay(window, path: str, view: str = "client", fps: float = 10.0, speed: float = 1.0) -> int:
+def export_replay(window, path: str, view: str = "client", fps: float = 10.0, speed: float = 1.0,
+                  progress: Progress | None = None) -> int:
     """The window's trace replayed from the start as frames of ``view``, written to ``path``; frames written.
 
     ``client`` is the client view pane (its tab brought forward), ``presenter``
@@ -82,7 +95,8 @@ def export_replay(window, path: str, view: str = "client", fps: float = 10.0, sp
         window.session.flush()
 
     try:
-        return write_animation(path, grab_frames(target, plan, move), plan)
+        margin = FRAME_MARGIN if view == "client" else 0  # a pane has no border of its own; a window has
+        return write_animation(path, grab_frames(target, plan, move, progress, margin), plan)
     finally:
         if presenting:
             window.presenter.leave()
@@ -90,18 +104,39 @@ def export_replay(window, path: str, view: str = "client", fps: float = 10.0, sp
         window.session.flush()
 
 
-def grab_frames(widget: QWidget, plan: FramePlan, move: Callable[[int], None]) -> Iterator[QImage]:
-    """Each frame of ``plan``: ``move(index)`` puts the cursor there, then ``widget`` is grabbed."""
+def grab_frames(widget: QWidget, plan: FramePlan, move: Callable[[int], None],
+                progress: Progress | None = None, margin: int = FRAME_MARGIN) -> Iterator[QImage]:
+    """Each frame of ``plan``: ``move(index)`` puts the cursor there, then ``widget`` is grabbed (with ``margin``)."""
     app = QApplication.instance()
-    for index in plan.indices:
+    total = len(plan.indices)
+    for done, index in enumerate(plan.indices, 1):
         move(index)
         if app is not None:
             app.processEvents()
-        yield widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+        image = widget.grab().toImage()
+        yield with_margin(image, margin) if margin else image.convertToFormat(QImage.Format.Format_RGB32)
+        if progress is not None and not progress(done, total):
+            raise ExportCancelled("export cancelled")
+
+
+def with_margin(image: QImage, margin: int = FRAME_MARGIN) -> QImage:
+    """``image`` on the window's background, ``margin`` pixels from every border (RGB32, as the writers take)."""
+    framed = QImage(image.width() + 2 * margin, image.height() + 2 * margin, QImage.Format.Format_RGB32)
+    framed.setDevicePixelRatio(1.0)
+    framed.fill(QColor(theme.BACKGROUND))
+    painter = QPainter(framed)
+    try:
+        image.setDevicePixelRatio(1.0)
+        painter.drawImage(QPoint(margin, margin), image)
+    finally:
+        painter.end()
+    return framed
 
 
 def write_animation(path: str, frames: Iterable[QImage], plan: FramePlan) -> int:
-    """Write ``frames`` (one per ``plan`` tick) to ``path`` in the format its name says; returns frames written."""
+    """Write ``frames`` (one per ``plan`` tick) to ``path`` in the format its name says; returns frames written.
+
+    A cancelled or failed export removes the partial file."""
     kind = animation_kind(path)
     try:
         if kind == "apng":
@@ -110,7 +145,45 @@ def write_animation(path: str, frames: Iterable[QImage], plan: FramePlan) -> int
             return _write_gif(path, frames, plan.frame_ms)
         return _write_mp4(path, frames, plan.fps)
     except OSError as exc:
+        Path(path).unlink(missing_ok=True)
         raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except ExportError:
+        Path(path).unlink(missing_ok=True)
+        raise
+
+
+def dialog_progress(parent: QWidget, path: str) -> tuple[Progress, QProgressDialog]:
+    """A window-modal progress dialog for an export (Cancel stops it) and the callback that drives it."""
+    dialog = QProgressDialog(f"Writing {Path(path).name}…", "Cancel", 0, 1, parent)
+    dialog.setWindowTitle("Export animation")
+    dialog.setWindowModality(Qt.WindowModality.WindowModal)
+    dialog.setMinimumDuration(0)
+    dialog.setAutoClose(False)
+    dialog.setAutoReset(False)
+
+    def progress(done: int, total: int) -> bool:
+        dialog.setMaximum(total)
+        dialog.setValue(done)
+        dialog.setLabelText(f"Writing {Path(path).name}: frame {done:,} of {total:,}")
+        return not dialog.wasCanceled()
+
+    return progress, dialog
+
+
+def terminal_progress(path: str) -> Progress | None:
+    """A frame counter on stderr when it is a terminal (a pipe or a log gets only the final line)."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None
+
+    def progress(done: int, total: int) -> bool:
+        end = "\n" if done == total else ""
+        sys.stderr.write(f"\rwriting {Path(path).name}: frame {done:,}/{total:,}{end}")
+        sys.stderr.flush()
+        return True
+
+    return progress
 
 
 # ------------------------------------------------------------------ APNG

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from callscope.engine.core import rules
-from callscope.engine.core.causes import UNFINISHED
+from callscope.engine.core.causes import STOP, UNFINISHED
 from callscope.engine.core.json_text import check
 from callscope.engine.core.parse_model import (
     CallNamed,
@@ -28,7 +28,7 @@ from callscope.engine.core.parse_model import (
     diff_parses,
 )
 from callscope.engine.core.wire import StreamIdentity, Violation, WireChunk
-from callscope.engine.formats import FormatParser
+from callscope.engine.formats import FormatParser, UndecidedReasoning
 from callscope.engine.policies import make_policy
 from callscope.engine.policies.atomic import AtomicPolicy
 from callscope.engine.policies.base import StreamingPolicy
@@ -84,6 +84,9 @@ class CallReport:
     name_complete: StepTime
     #: A capture's verdicts by client profile (what each real client assembled for this call), if judged.
     clients: list[dict[str, Any]] = field(default_factory=list)
+    #: The stream ended (cancelled, the token limit, an error) while this call was being written: its
+    #: arguments stop part-way (not whole JSON), so reconstructing it only means both sides hold half a call.
+    cut: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -98,6 +101,8 @@ class CallReport:
         }
         if self.clients:
             out["clients"] = self.clients
+        if self.cut:
+            out["cut"] = True
         return out
 
 
@@ -200,6 +205,8 @@ class Analyzer:
         self._previous_parse = Parse()
         self._step = 0
         self._finished: Analysis | None = None
+        #: The parser reads the reasoning state from the text (``--thinking auto``) and has not decided yet.
+        self._undecided = isinstance(parser, UndecidedReasoning)
         self.policy.start(0.0 if timed else None)
         if self.baseline is not None:
             self.baseline.start(0.0 if timed else None)
@@ -244,6 +251,8 @@ class Analyzer:
         return self._step
 
     def _advance(self, step: int, ms: float | None, events: list[ParseEvent]) -> None:
+        if self._undecided:
+            self._note_thinking(step)
         for event in events:
             self.parse_events.append((step, event))
             if isinstance(event, (CallNamed, CallRevised)) and event.name is not None:
@@ -251,6 +260,13 @@ class Analyzer:
         self.policy.step(step, ms, events)
         if self.baseline is not None:
             self.baseline.step(step, ms, events)
+
+    def _note_thinking(self, step: int) -> None:
+        """Once an undecided parser has read the reasoning state from the text: the source says what and where."""
+        decision = getattr(self.parser, "decision", None)
+        if decision is not None:
+            self._undecided = False
+            self.source.extra["thinking_inferred"] = {**decision.to_json(), "step": step}
 
     # ------------------------------------------------------------ live view
 
@@ -310,6 +326,8 @@ class Analyzer:
         else:
             events = diff_parses(self._previous_parse, terminal)
         terminal = Parse(terminal.content, terminal.reasoning, terminal.calls, partial=False)
+        if self._undecided:
+            self._note_thinking(step)
         for event in events:
             self.parse_events.append((step, event))
             if isinstance(event, (CallNamed, CallRevised)) and event.name is not None:
@@ -326,7 +344,7 @@ class Analyzer:
         self._finished = self._analysis(
             terminal_events_from=start,
             terminal=terminal,
-            calls=self._call_reports(terminal),
+            calls=self._call_reports(terminal, cause),
             violations=violations,
             finish_reason=self.policy.finish_reason,
             finish_cause=cause,
@@ -352,7 +370,7 @@ class Analyzer:
             **verdict,
         )
 
-    def _call_reports(self, terminal: Parse) -> list[CallReport]:
+    def _call_reports(self, terminal: Parse, cause: str) -> list[CallReport]:
         first: dict[int, StepTime] = {}
         for chunk in self.policy.chunks:
             if chunk.is_tool_call and chunk.index is not None and chunk.index not in first:
@@ -370,9 +388,34 @@ class Analyzer:
                     reconstructs=final is not None and final.name == name and final.arguments == streamed,
                     first_delta=first.get(index, StepTime()),
                     name_complete=self._named.get(index, StepTime()),
+                    cut=cause != STOP and not _whole_json(final.arguments if final else streamed),
                 )
             )
         return reports
+
+
+@dataclass(frozen=True, slots=True)
+class HeadlineTimes:
+    """The two times every pane quotes (:func:`headline_times`)."""
+
+    #: The shown policy's first tool-call delta (a header or argument fragment; content and reasoning do not count).
+    first_delta: StepTime
+    #: When the atomic baseline sends the call whole (unknown while a live run grows or when a cut stream never ended it).
+    atomic: StepTime
+
+
+def headline_times(analysis: Analysis) -> HeadlineTimes:
+    """The first tool-call delta and the atomic emission of ``analysis``: the headline badge's two times.
+
+    The report, the badge, the client view, presenter mode, the TTFD plot and the
+    compare view all read them here, so they cannot quote different moments (the
+    client view once took the first chunk of reasoning for the first delta). A live
+    analysis whose value has not been refreshed yet is read from its chunks.
+    """
+    first = analysis.ttfd_streaming
+    if first.step is None and analysis.running:
+        first = _first_tool_chunk(analysis.chunks)
+    return HeadlineTimes(first, analysis.ttfd_atomic)
 
 
 def _first_tool_chunk(chunks: list[WireChunk]) -> StepTime:
@@ -380,6 +423,15 @@ def _first_tool_chunk(chunks: list[WireChunk]) -> StepTime:
         if chunk.is_tool_call:
             return StepTime(chunk.step, chunk.ms)
     return StepTime()
+
+
+def _whole_json(text: str) -> bool:
+    """``text`` is one whole JSON value (the grammar only, as :func:`_invalid_json_arguments` checks)."""
+    try:
+        check(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _invalid_json_arguments(terminal: Parse, step: int) -> list[Violation]:

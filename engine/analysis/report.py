@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from callscope.engine.analysis.analyzer import Analysis, StepTime
+from callscope.engine.analysis.analyzer import Analysis, StepTime, headline_times
 from callscope.engine.core import rules
 from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.core.json_text import loads
@@ -29,7 +30,7 @@ def run_json(analysis: Analysis, include_chunks: bool = False) -> dict[str, Any]
         "reasoning": analysis.terminal.reasoning,
         "finish_reason": analysis.finish_reason,
         "finish_cause": analysis.finish_cause,
-        "ttfd": {"streaming": analysis.ttfd_streaming.to_json(), "atomic": analysis.ttfd_atomic.to_json()},
+        "ttfd": {"streaming": headline_times(analysis).first_delta.to_json(), "atomic": headline_times(analysis).atomic.to_json()},
         "violations": [v.to_json() for v in analysis.violations],
         "truncated": analysis.truncated,
     }
@@ -108,7 +109,8 @@ def ttfd_gain(analysis: Analysis) -> str | None:
     None when either side never sent a tool-call delta (a cancelled stream's baseline never does).
     The CLI, the window and the proxy's turn lines all say it this way.
     """
-    s, a = analysis.ttfd_streaming, analysis.ttfd_atomic
+    times = headline_times(analysis)
+    s, a = times.first_delta, times.atomic
     if s.step is None or a.step is None:
         return None
     if s.ms is not None and a.ms is not None:
@@ -122,6 +124,19 @@ def ttfd_gain(analysis: Analysis) -> str | None:
         return "no gain" if a.step <= s.step else None
     unit = analysis.unit
     return f"{format_ratio(a.step / s.step)} sooner ({plural(a.step - s.step, unit)} earlier)"
+
+
+def format_why(analysis: Analysis) -> str | None:
+    """Why a live run speaks its wire format, in a few words (None when the source did not say).
+
+    The packaged model's chat template renders no tools, so a run of it uses callscope's
+    ``emulated`` format (the tools taught in the prompt): the window says so next to the
+    format, or a user would wonder why a demo shows a format no server sends.
+    """
+    reason = analysis.source.extra.get("format_reason") if analysis.source.kind == "model" else None
+    if not isinstance(reason, str) or not reason or reason.startswith("chosen with"):
+        return None  # the user named the format (callscope.engine.decode.prompting says "chosen with --format")
+    return re.sub(r"\s*\(callscope: [\w.-]+\)$", "", reason)
 
 
 #: Source ``extra`` keys that say in words why generation ended: a trace end record's ``detail``, a capture's error.
@@ -163,6 +178,30 @@ def describe_finish(analysis: Analysis) -> str:
     return f"none, {why}" + ("" if why.startswith("generation") else f"; generation ended: {ended}")
 
 
+def thinking_sentence(inferred: dict[str, Any]) -> str:
+    """``--thinking auto``'s inference in one line: what, from which characters, why."""
+    where = (
+        f"{inferred['marker']!r} at characters {inferred['start']}-{inferred['end']}"
+        if inferred.get("marker")
+        else f"no marker in {inferred['end']} characters"
+    )
+    return f"auto, inferred {inferred['inferred']} from {where}: {inferred['reason']}"
+
+
+def content_read_sentence(read: dict[str, Any]) -> str:
+    """``capture --template``: what the server's content holds when read with the template's parser."""
+    calls = read.get("calls") or []
+    left = []
+    if calls:
+        left.append(f"{plural(len(calls), 'tool call')} left in content ({', '.join(str(c['name']) for c in calls)})")
+    if read.get("reasoning"):
+        left.append(f"reasoning left in content: {_clip(read['reasoning'])}")
+    verdict = "; ".join(left) or "no tool call or reasoning left in it"
+    thinking = read.get("thinking_inferred")
+    how = f"; thinking {thinking_sentence(thinking)}" if thinking else ""
+    return f"content read as {read['format']} (the template's parser): {verdict}{how}"
+
+
 def summary_text(analysis: Analysis) -> str:
     src = analysis.source
     lines = [
@@ -174,10 +213,18 @@ def summary_text(analysis: Analysis) -> str:
     description = src.extra.get("description")
     if description:
         lines.append(f"  {description}")
+    inferred = src.extra.get("thinking_inferred")
+    if inferred:
+        lines.append(f"thinking: {thinking_sentence(inferred)}")
+    read = src.extra.get("content_read")
+    if read:
+        lines.append(content_read_sentence(read))
     if analysis.calls:
         lines.append("calls:")
         for call in analysis.calls:
             verdict = "reconstructs" if call.reconstructs else "DOES NOT reconstruct"
+            if call.reconstructs and call.cut:
+                verdict = "cut mid-call (arguments unfinished)"
             lines.append(
                 f"  [{call.index}] {call.name} id={call.id} {verdict}; first delta {describe_at(call.first_delta, analysis.unit)}"
                 f"; {len(call.streamed_arguments)} chars of arguments"
@@ -190,9 +237,10 @@ def summary_text(analysis: Analysis) -> str:
         lines.append(f"content: {_clip(analysis.terminal.content)}")
     lines.append(f"finish_reason: {describe_finish(analysis)}")
     gain = ttfd_gain(analysis)
+    times = headline_times(analysis)
     lines.append(
-        f"time to first tool-call delta: {describe_at(analysis.ttfd_streaming, analysis.unit)} {src.policy}"
-        f" vs {describe_at(analysis.ttfd_atomic, analysis.unit)} atomic" + (f", {gain}" if gain else "")
+        f"time to first tool-call delta: {describe_at(times.first_delta, analysis.unit)} {src.policy}"
+        f" vs {describe_at(times.atomic, analysis.unit)} atomic" + (f", {gain}" if gain else "")
     )
     if analysis.violations:
         lines.append(f"violations ({len(analysis.violations)}):")

@@ -44,6 +44,7 @@ from callscope.engine.formats import (
     declared_type,
     get_spec,
     lit,
+    repeat,
 )
 
 OFF = "off"
@@ -55,6 +56,8 @@ _JSON_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 _PY_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\bfnrt] | "u" [0-9a-fA-F]{4})'
 #: Rule names of the Python-literal converter (pythonic calls) are its JSON names with this prefix.
 _PY = "py-"
+# A character of the short content line a forced run may write before its calls (after a capital).
+_CONTENT_CHAR = "[a-z ,.']"
 # A character of a raw-text value (XML-parameter formats): no ``<`` (it could start the closer), no control.
 _RAW_CHAR = r"[^<\x00-\x1F]"
 # The first character of raw text that must not read as JSON (a value of undeclared type is JSON if it parses).
@@ -157,7 +160,7 @@ def build_tool_grammar(
     rules.add("call", " | ".join(call_rules))
     rules.add("root", ("content? " if content_chars > 0 else "") + envelope.layout.expression(min_calls, max_calls))
     if content_chars > 0:
-        rules.add("content", f'[A-Z] [a-z ,.\']{{0,{max(0, content_chars - 1)}}} "\\n"')
+        rules.add("content", f'[A-Z] {repeat(_CONTENT_CHAR, 0, max(0, content_chars - 1))} "\\n"')
     names = tuple(str(_fn(t)["name"]) for t in allowed)
     form = envelope.form if spec.forms else None
     return ForcedGrammar(rules.text(), format_id, names, min_calls, max_calls, content_chars, form, envelope.label)
@@ -269,9 +272,9 @@ class _Rules:
         if "char" in rules:
             rules["char"] = _JSON_CHAR
         if "string" in rules:  # the free string (object keys, unknown formats): bounded like the others
-            rules["string"] = f'"\\"" char{{0,{self.max_string}}} "\\"" space'
+            rules["string"] = f'"\\"" {repeat("char", 0, self.max_string)} "\\"" space'
         if _PY + "string" in rules:
-            rules[_PY + "string"] = f'"\\"" {_PY}char{{0,{self.max_string}}} "\\"" space'
+            rules[_PY + "string"] = f'"\\"" {repeat(_PY + "char", 0, self.max_string)} "\\"" space'
         rules.setdefault("space", '" "?')
         rules.update(self.rules)
         return "\n".join(f"{name} ::= {rule}" for name, rule in rules.items())
@@ -347,8 +350,8 @@ class _Rules:
         high = max(low, int(schema.get("maxLength", self.max_string)))
         first = _RAW_PROSE_START if prose else _RAW_CHAR
         if low == 0:
-            return f"({first} {_RAW_CHAR}{{0,{high - 1}}})?" if high > 0 else '""'
-        return f"{first} {_RAW_CHAR}{{{low - 1},{high - 1}}}"
+            return f"({first} {repeat(_RAW_CHAR, 0, high - 1)})?" if high > 0 else '""'
+        return f"{first} {repeat(_RAW_CHAR, low - 1, high - 1)}"
 
 
 class _ToolArguments:
@@ -614,12 +617,61 @@ def _bound(node: dict[str, Any], inclusive: str, exclusive: str, direction: int)
 
 
 def compile_grammar(gbnf: str, llama: Any) -> Any:
-    """A ``LlamaGrammar`` after checking llama.cpp accepts the text (it would crash the sampler otherwise)."""
+    """A ``LlamaGrammar`` after checking llama.cpp accepts the text (it would crash the sampler otherwise).
+
+    llama.cpp says why it refuses a grammar on stderr only (then prints the whole
+    grammar); that stream is captured while it parses, and its reason becomes the
+    error's one line.
+    """
     import llama_cpp
     from llama_cpp import LlamaGrammar
 
-    sampler = llama_cpp.llama_sampler_init_grammar(llama._model.vocab, gbnf.encode("utf-8"), b"root")
+    with _captured_stderr() as said:
+        sampler = llama_cpp.llama_sampler_init_grammar(llama._model.vocab, gbnf.encode("utf-8"), b"root")
     if not sampler:
-        raise GrammarError("llama.cpp rejected the forced-call grammar (see the parse error above)")
+        raise GrammarError(f"llama.cpp rejected the forced-call grammar: {_parse_reason(said.text)}")
     llama_cpp.llama_sampler_free(sampler)
     return LlamaGrammar.from_string(gbnf, verbose=False)
+
+
+class _Said:
+    """What a native library wrote to stderr inside :func:`_captured_stderr` (set when the block ends)."""
+
+    text = ""
+
+
+@contextlib.contextmanager
+def _captured_stderr() -> Iterator[_Said]:
+    """Capture what native code writes to file descriptor 2 (C's ``stderr``) during the block.
+
+    Python's ``sys.stderr`` is left alone; the descriptor is pointed at a temporary
+    file and restored afterwards, even on error.
+    """
+    import os
+    import sys
+    import tempfile
+
+    said = _Said()
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield said
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            said.text = sink.read(64 * 1024).decode("utf-8", "replace")
+
+
+def _parse_reason(stderr: str) -> str:
+    """llama.cpp's reason for refusing a grammar, from what it printed ("parse: error parsing grammar: ...")."""
+    for line in stderr.splitlines():
+        if "error parsing grammar" in line:
+            return line.split("error parsing grammar:", 1)[1].strip() or line.strip()
+    for line in stderr.splitlines():
+        if line.strip():
+            return line.strip()
+    return "llama.cpp gave no reason"

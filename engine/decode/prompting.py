@@ -18,7 +18,6 @@ from callscope.engine.templates.chat import (
     FormatDetection,
     TemplateCaps,
     builtin_template,
-    detect_format,
     format_without_tools,
     prepare_messages,
     probe_caps,
@@ -68,19 +67,12 @@ def choose_template(
     if template is not None:
         caps = probe_caps(template)
         det = _auto(template, caps, model) if format_id == AUTO else _chosen(format_id)
-        if format_id == AUTO and not caps.supports_tools:
-            fallback = format_without_tools()
-            det = FormatDetection(
-                fallback,
-                f"this template does not render tools, so the model never sees them; {fallback} assumed "
-                f"(without --template, callscope's built-in {fallback} template teaches them in the prompt)",
-            )
         return template, "given with --template", det, caps
     if model is not None and model.chat_template is not None:
         own = ChatTemplate(f"gguf:tokenizer.chat_template of {model.file_name}", model.chat_template, "model")
         caps = probe_caps(own)
         if caps.supports_tools:
-            det = _auto(own, caps, model) if format_id == AUTO else detect_format(own.source, caps)
+            det = _auto(own, caps, model)
             if format_id in (AUTO, det.format_id):
                 return (
                     own,
@@ -122,7 +114,7 @@ def choose_template(
 
 
 def _auto(template: ChatTemplate, caps: TemplateCaps, model: ModelInfo | None) -> FormatDetection:
-    """``--format auto`` for a template: its dedicated parser if it reads the template back, else a derived one."""
+    """``--format auto`` for a template: the one detection (:func:`~callscope.engine.templates.format_choice.choose_format`)."""
     from callscope.engine.templates.format_choice import choose_format  # the analysis only when a template is given
 
     bos, eos = (model.bos_token, model.eos_token) if model is not None else ("", "")

@@ -30,7 +30,7 @@ from callscope.engine.decode.loop import Generation, GenerationStats, SamplerSet
 from callscope.engine.decode.model import LoadedModel, file_sha256
 from callscope.engine.decode.progress import NO_PROGRESS, DecodeProgress
 from callscope.engine.decode.prompting import AUTO, PromptPlan, plan_prompt
-from callscope.engine.formats import make_parser, prompt_opens_reasoning
+from callscope.engine.formats import make_parser, prompt_opens_reasoning, resolve_thinking
 from callscope.engine.policies import POLICY_IDS
 from callscope.engine.recordings.trace import TraceHeader, TraceWriter
 from callscope.engine.templates.chat import ChatTemplate
@@ -64,6 +64,8 @@ class RunSettings:
     name: str = "run"
     #: A raw GBNF grammar used instead of the forced-call one (experiments, tests); ``force_tool`` is then ignored.
     grammar: str | None = None
+    #: ``--thinking``: auto (the text decides when the prompt opened reasoning), on or off.
+    thinking: str = "auto"
 
 
 @dataclass(slots=True)
@@ -112,9 +114,10 @@ class LiveRun:
     # ------------------------------------------------------------ running
 
     @property
-    def thinking(self) -> bool:
-        """The prompt left the model inside a ``<think>`` block: the generation starts as reasoning."""
-        return prompt_opens_reasoning(self.plan.prompt, self.plan.format_id)
+    def thinking(self) -> bool | str:
+        """How the parser starts: ``--thinking on``/``off`` as told; ``auto``: undecided when the prompt
+        left the model inside a reasoning block (the text then decides), else outside reasoning."""
+        return resolve_thinking(self.settings.thinking, prompt_opens_reasoning(self.plan.prompt, self.plan.format_id))
 
     def source_info(self) -> SourceInfo:
         s = self.settings

@@ -33,10 +33,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 # What a spec and a forced-call grammar are made of: public here, so no package outside formats/ imports _kit.
-from callscope.engine.formats._kit.gbnf import CallsLayout, CannotForce, Envelope, ParameterRule, lit
+from callscope.engine.formats._kit.gbnf import CallsLayout, CannotForce, Envelope, ParameterRule, lit, repeat
 from callscope.engine.formats._kit.parser import FormatParser, declared_type
 from callscope.engine.formats._kit.registry import FormatTable, LiveView, UnknownFormat
 from callscope.engine.formats._kit.spec import FormatSpec, Markers, TemplateSign
+from callscope.engine.formats._kit.thinking_auto import AUTO, UNDECIDED_REASON, ThinkingDecision, UndecidedReasoning
+from callscope.engine.formats._kit.thinking_auto import MODES as THINKING_MODES
+from callscope.engine.formats._kit.thinking_auto import recorded as recorded_thinking
+from callscope.engine.formats._kit.thinking_auto import resolve as resolve_thinking
 
 #: The built-in formats, one line each: the module of ``callscope.engine.formats`` named by the format id.
 BUILTIN: tuple[str, ...] = (
@@ -131,6 +135,19 @@ def supports_thinking(format_id: str) -> bool:
     return get_spec(format_id).thinking
 
 
+def reasoning_tags(format_id: str) -> tuple[str, str]:
+    """The tags around ``format_id``'s reasoning block: ``(opener, closer)`` (``<think>``/``</think>`` unless it names its own).
+
+    Read from the parser class: ``_think_open``/``_think_close`` (the marker
+    machines, derived parsers) or ``think`` (the JSON-array machines).
+    """
+    parser = get_spec(format_id).parser
+    tags = getattr(parser, "think", None)
+    if isinstance(tags, tuple) and len(tags) == 2 and all(tags):
+        return tags[0], tags[1]
+    return getattr(parser, "_think_open", None) or "<think>", getattr(parser, "_think_close", None) or "</think>"
+
+
 def prompt_opens_reasoning(prompt: str, format_id: str | None = None) -> bool:
     """True when a rendered prompt leaves the model inside a reasoning block (Qwen3, DeepSeek thinking mode).
 
@@ -139,19 +156,34 @@ def prompt_opens_reasoning(prompt: str, format_id: str | None = None) -> bool:
     """
     opener = "<think>"
     if format_id is not None and format_id in FORMAT_IDS and get_spec(format_id).thinking:
-        opener = getattr(get_spec(format_id).parser, "_think_open", opener) or opener
-    return prompt.rstrip().endswith(opener)
+        opener = reasoning_tags(format_id)[0]
+    return prompt.rstrip().endswith(opener.strip())
 
 
-def make_parser(format_id: str, tools: list[dict[str, Any]] | None = None, thinking: bool = False) -> FormatParser:
+def make_parser(
+    format_id: str, tools: list[dict[str, Any]] | None = None, thinking: bool | str = False
+) -> FormatParser:
     """A fresh parser for ``format_id``; ``tools`` is the request's OpenAI ``tools`` array.
 
-    ``thinking``: the prompt left the model inside a reasoning block (the chat
-    template ended the prompt with ``<think>``), so the generation starts with
-    reasoning and only a ``</think>`` closes it. Ignored by formats without reasoning.
+    ``thinking``: True (``"on"``) when the prompt left the model inside a reasoning
+    block (the chat template ended the prompt with ``<think>``), so the generation
+    starts with reasoning and only a ``</think>`` closes it; False (``"off"``)
+    when it did not; ``"auto"`` when it may have: the parser starts undecided and
+    the text decides (:mod:`~callscope.engine.formats._kit.thinking_auto`).
+    Ignored by formats without reasoning.
     """
     spec = get_spec(format_id)
-    if thinking and spec.thinking:
+    if not spec.thinking:
+        return spec.parser(tools)
+    if thinking == AUTO:
+        opener, closer = reasoning_tags(format_id)
+        deciders = (opener, *(m for m in spec.markers.leak if m != closer))
+
+        def build(on: bool) -> FormatParser:
+            return spec.parser(tools, thinking=True) if on else spec.parser(tools)  # type: ignore[call-arg]
+
+        return UndecidedReasoning(build, (closer,), deciders, tools)
+    if thinking is True or thinking == "on":
         return spec.parser(tools, thinking=True)  # type: ignore[call-arg]
     return spec.parser(tools)
 
@@ -166,7 +198,11 @@ __all__ = [
     "FormatSpec",
     "Markers",
     "ParameterRule",
+    "THINKING_MODES",
     "TemplateSign",
+    "ThinkingDecision",
+    "UNDECIDED_REASON",
+    "UndecidedReasoning",
     "UnknownFormat",
     "all_specs",
     "declared_type",
@@ -178,8 +214,12 @@ __all__ = [
     "markers_view",
     "parser_class",
     "prompt_opens_reasoning",
+    "recorded_thinking",
+    "resolve_thinking",
+    "reasoning_tags",
     "register_format",
     "registry_generation",
+    "repeat",
     "supports_thinking",
     "unregister_format",
 ]

@@ -18,8 +18,10 @@ block opener may also be spelt ``<｜tool_calls_begin｜>``, ``<｜tool calls be
   tell the special token from the same characters (vLLM's regex does the same), and the model
   writes it as one special token, never inside a string. ``<｜tool▁calls▁end｜>`` without the
   call's end closes both.
-* Text after ``<｜tool▁calls▁end｜>`` is content (leading whitespace dropped); another block
-  opener starts another block. Text inside a block that is not a call is content.
+* Text after the first call is not content: vLLM's DeepSeek V3.1 parser keeps only the text
+  before the calls as content, and callscope follows it (a model that writes on after its
+  calls is shown the same way everywhere). Another block opener still starts another block.
+  Text inside a block before any call opened is content.
 * Reasoning: a generation that opens with ``<think>`` reasons until ``</think>``.
   ``Parser(tools, thinking=True)`` starts inside reasoning (thinking mode: the prompt ends with
   ``<think>``, the generation only closes it). Tool calls are only parsed outside reasoning
@@ -77,6 +79,11 @@ class Parser(ThinkTextMachine):
 
     # End of generation (ThinkTextMachine._finish): in _BLOCK a half-typed marker, in _NAME no
     # complete name (no call), in _ARGS a half-typed closer and trailing layout: all dropped.
+
+    def _say_content(self, text: str) -> None:
+        """Content, only until the first call opened (vLLM drops the text after the calls)."""
+        if not self.call_count:
+            super()._say_content(text)
 
     # ---------------------------------------------------------------- states
 

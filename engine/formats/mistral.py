@@ -7,6 +7,11 @@ blocks anywhere in the text (text around them is content)::
     [TOOL_CALLS] [ws] NAME [ [CALL_ID] ID ] [ARGS] {...}                      (v11+ tokenizer)
     [TOOL_CALLS] [ws] NAME [ [CALL_ID] ID ] {...}                             (v11+, detokenized without [ARGS])
 
+Reasoning (Ministral 3 / Magistral, llama.cpp's ``ministral_3`` handler): an optional
+``[THINK] reasoning [/THINK]`` at the very start of the generation, trimmed as
+llama.cpp trims it; ``Parser(tools, thinking=True)`` starts inside it (a prompt that
+ended with ``[THINK]``). A ``[THINK]`` later in the text is content.
+
 A detokenizer that skips control tokens drops ``[ARGS]`` (vLLM's v11 tests
 read ``[TOOL_CALLS]add{"a": 1}``): a name followed directly by ``{`` is the
 same call. (A generation that ends on ``[TOOL_CALLS]NAME`` is content: a name
@@ -53,6 +58,7 @@ from typing import Any, ClassVar
 from callscope.engine.formats._kit.call_array import CLOSED, NOT_A_CALL, RUNNING, CallArrayScan
 from callscope.engine.formats._kit.gbnf import ArgumentRules, CallsLayout, CannotForce, Envelope, lit
 from callscope.engine.formats._kit.json_call_machine import ArgumentsValueMachine
+from callscope.engine.formats._kit.reasoning_text import TrimmedReasoning
 from callscope.engine.formats._kit.spec import Call, FormatSpec, Markers, TemplateSign
 from callscope.engine.formats._kit.text_machine import PieceMachine, skip_space
 from callscope.engine.formats._kit.writing import dumps
@@ -60,21 +66,24 @@ from callscope.engine.formats._kit.writing import dumps
 MARKER = "[TOOL_CALLS]"
 ARGS = "[ARGS]"
 CALL_ID = "[CALL_ID]"
+THINK = ("[THINK]", "[/THINK]")
 
 _NAME = re.compile(r"[A-Za-z0-9_.:\-]*")
 _ID = re.compile(r"[A-Za-z0-9_\-]*")
 
-_CONTENT, _MARKER, _ARRAY, _ARGS, _AFTER_BLOCK = range(5)
+_CONTENT, _MARKER, _ARRAY, _ARGS, _AFTER_BLOCK, _START, _REASONING = range(7)
 
 
-class Parser(ArgumentsValueMachine):
+class Parser(TrimmedReasoning, ArgumentsValueMachine):
     """Incremental Mistral parser, both forms (see the module docstring for the rules)."""
 
     _content_state = _CONTENT
     _after_arguments = _AFTER_BLOCK
+    #: The reasoning block's tags (Ministral 3).
+    think = THINK
 
-    def __init__(self, tools: list[dict[str, Any]] | None = None) -> None:
-        super().__init__(tools, _CONTENT)
+    def __init__(self, tools: list[dict[str, Any]] | None = None, *, thinking: bool = False) -> None:
+        super().__init__(tools, _REASONING if thinking else _START)
         self._block = ""  # [TOOL_CALLS] and what follows, until the form is known
         self._array: CallArrayScan | None = None  # the array form's calls
         self._lead = ""  # the whitespace between the marker and "[" (given back with a block that is not calls)
@@ -95,8 +104,35 @@ class Parser(ArgumentsValueMachine):
         if self._state == _ARGS:
             self._truncate_arguments()
         pending = self._take_pending()
-        if self._state == _CONTENT:
+        if self._state in (_CONTENT, _START):
             self._content(pending)
+        elif self._state == _REASONING:
+            self._say_reasoning(pending)
+
+    # ------------------------------------------------------------ reasoning
+
+    def _at_start(self, text: str, pos: int) -> tuple[str, int]:
+        """The generation's start: ``[THINK]`` opens reasoning; anything else is content (and is read as such)."""
+        start = skip_space(text, pos)
+        rest = text[start:]
+        opener = THINK[0]
+        if rest.startswith(opener):
+            self._state = _REASONING
+            self._begin_reasoning()
+            return text, start + len(opener)
+        if opener.startswith(rest):  # blank, or a half-typed [THINK]
+            self._pending = text[pos:]
+            return text, len(text)
+        self._state = _CONTENT
+        return text, pos
+
+    def _in_reasoning(self, text: str, pos: int) -> tuple[str, int]:
+        found = self._read_reasoning(text, pos, (THINK[1],))
+        if found is None:
+            return text, len(text)
+        self._end_reasoning()
+        self._state = _AFTER_BLOCK  # whitespace after [/THINK] is layout
+        return text, found[0] + len(THINK[1])
 
     # ------------------------------------------------------------ content
 
@@ -191,6 +227,8 @@ class Parser(ArgumentsValueMachine):
         return scan.rest, 0
 
     _handlers: ClassVar[dict[int, Callable[..., tuple[str, int]]]] = {
+        _START: _at_start,
+        _REASONING: _in_reasoning,
         _CONTENT: _in_content,
         _MARKER: _after_marker,
         _ARRAY: _in_array,
@@ -203,10 +241,11 @@ class Parser(ArgumentsValueMachine):
 
 
 def write(calls: list[Call], content: str, reasoning: str) -> str:
-    """Content, then ``[TOOL_CALLS]`` and the calls as one JSON array (the Nemo form)."""
+    """``[THINK]`` reasoning, content, then ``[TOOL_CALLS]`` and the calls as one JSON array (the Nemo form)."""
+    thought = f"{THINK[0]}{reasoning}{THINK[1]}" if reasoning else ""
     if not calls:
-        return content
-    return content + MARKER + dumps([{"name": name, "arguments": args} for name, args in calls])
+        return thought + content
+    return thought + content + MARKER + dumps([{"name": name, "arguments": args} for name, args in calls])
 
 
 def array_call(name: str, args: ArgumentRules) -> str:
@@ -227,9 +266,10 @@ def args_call(name: str, args: ArgumentRules) -> str:
 
 SPEC = FormatSpec(
     id="mistral",
-    description="Mistral: [TOOL_CALLS][{json}, ...] or [TOOL_CALLS]name[CALL_ID]id[ARGS]{json}",
+    description="Mistral: [TOOL_CALLS][{json}, ...] or [TOOL_CALLS]name[CALL_ID]id[ARGS]{json}, [THINK] reasoning",
     parser=Parser,
-    markers=Markers(leak=(MARKER, ARGS, CALL_ID, "[TOOL_RESULTS]", "[/TOOL_RESULTS]")),
+    thinking=True,
+    markers=Markers(leak=(MARKER, ARGS, CALL_ID, "[TOOL_RESULTS]", "[/TOOL_RESULTS]", *THINK)),
     write=write,
     envelopes=(
         Envelope(

@@ -5,6 +5,7 @@ wrap it in ``<|python_start|>``/``<|python_end|>``); LFM2 wraps it in
 ``<|tool_call_start|>``/``<|tool_call_end|>`` and writes content around it::
 
     [ws] [ NAME(args), ... ] content          (the list at the start of the generation)
+    content [ NAME(args), ... ] content       (after leading text, as SGLang's pythonic detector reads it)
     content <|python_start|> [ ... ] <|python_end|> content
     content <|tool_call_start|> [ ... ] <|tool_call_end|> content
 
@@ -49,6 +50,8 @@ PYTHON_START, PYTHON_END = "<|python_start|>", "<|python_end|>"
 TOOL_CALL_START, TOOL_CALL_END = "<|tool_call_start|>", "<|tool_call_end|>"
 _WRAPPERS = {PYTHON_START: PYTHON_END, TOOL_CALL_START: TOOL_CALL_END}
 _OPENERS = (PYTHON_START, TOOL_CALL_START)
+#: What may open a list in content: a wrapper marker, or a bare "[" (held while it looks like ``[NAME(``).
+_CONTENT_OPENERS = (*_OPENERS, "[")
 
 _NAME_START = re.compile(r"[A-Za-z_]")
 _NAME_RUN = re.compile(r"[A-Za-z0-9_.]*")
@@ -102,10 +105,13 @@ class Parser(PieceMachine):
         return text, pos
 
     def _in_content(self, text: str, pos: int) -> tuple[str, int]:
-        found = self._content_until_first(text, pos, _OPENERS)
+        found = self._content_until_first(text, pos, _CONTENT_OPENERS)
         if found is None:
             return text, len(text)
         at, marker = found
+        if marker == "[":  # a bare list after leading text: held while it looks like [NAME(
+            self._begin_list("", "[")
+            return text, at + 1
         self._begin_list(marker, marker)
         self._state = _WRAP
         return text, at + len(marker)
@@ -315,6 +321,11 @@ SPEC = FormatSpec(
             867,
             "List of tools: <|tool_list_start|>[...]<|tool_list_end|> (llama.cpp: LFM2 pythonic calls)",
             ("List of tools: <|tool_list_start|>[", "]<|tool_list_end|>"),
+        ),
+        TemplateSign(
+            868,
+            "<|tool_call_start|> and <|tool_call_end|> markers (llama.cpp: LFM2.5 pythonic calls)",
+            (TOOL_CALL_START, TOOL_CALL_END),
         ),
         TemplateSign(997, "<|python_start|> marker (vLLM: Llama 4 pythonic calls)", (PYTHON_START,)),
     ),

@@ -63,6 +63,8 @@ class Parser(TrimmedReasoning, ArgumentsValueMachine):
 
     _content_state = _TEXT
     _after_arguments = _AFTER_ARGS
+    #: The reasoning block's tags (``--thinking auto`` decides on the closer).
+    think = (THINK, END)
 
     def __init__(self, tools: list[dict[str, Any]] | None = None, *, thinking: bool = False) -> None:
         super().__init__(tools, _REASONING if thinking else _TEXT)

@@ -26,10 +26,10 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.analyzer import Analysis, headline_times
 from callscope.engine.core.wire import ARGUMENTS, CONTENT, FINISH, HEADER, REASONING, WireChunk
 from callscope.engine.inspector.timebase import Timebase
-from callscope.engine.inspector.ttfd import ttfd_label
+from callscope.engine.inspector.ttfd import describe_first, ttfd_label
 from callscope.engine.recordings.quirks import Cell, predicted_cells
 
 #: Braille spinner frames; the frame shown is a function of the elapsed time, so a paused cursor is a still
@@ -260,13 +260,14 @@ class ClientView:
         finished = stream.finish_number is not None and stream.finish_number < count
         state = DONE if finished else (RECEIVING if first is not None else WAITING)
         clock = clock_text(ms, self.analysis.unit, step)
+        content, reasoning = stream.content.until(count), stream.reasoning.until(count)
         return ClientPanel(
             title=title,
             policy=policy,
             clock=clock,
             elapsed_ms=ms,
-            content=stream.content.until(count),
-            reasoning=stream.reasoning.until(count),
+            content=content,
+            reasoning=reasoning,
             calls=calls,
             chunks=count,
             first_ms=first_chunk.ms if first_chunk is not None else None,
@@ -274,23 +275,27 @@ class ClientView:
             finish_reason=stream.finish_reason if finished else None,
             state=state,
             spinner=spinner_frame(ms) if state == WAITING else "",
-            status=self._status(state, calls, first_chunk, stream, ended),
+            status=self._status(state, calls, stream, ended, bool(content), bool(reasoning)),
         )
 
-    def _status(self, state: str, calls: tuple[ClientCall, ...], first: WireChunk | None, stream: ClientStream,
-                ended: bool) -> str:
-        unit = self.analysis.unit
+    def _status(self, state: str, calls: tuple[ClientCall, ...], stream: ClientStream, ended: bool,
+                content: bool, reasoning: bool) -> str:
+        """One line under the clock; its time is the headline badge's (:func:`headline_times`), never another."""
         if state == WAITING:
             return f"nothing arrived (the stream ended: {self.analysis.finish_cause})" if ended else "nothing yet"
         chars = sum(len(c.arguments) for c in calls)
-        since = ""
-        if first is not None:
-            what = "all of it at" if stream is self.atomic else "first delta at"
-            since = f"{what} {first.ms / 1000:.2f} s" if first.ms is not None else f"{what} {unit} {first.step}"
+        if calls:
+            times = headline_times(self.analysis)
+            at = times.atomic if stream is self.atomic else times.first_delta
+            what = "whole call at" if stream is self.atomic else "first delta at"
+            since = f"{what} {describe_first(at, self.analysis.unit)}" if at.step is not None else what.rsplit(" ", 1)[0]
+        else:
+            kinds = " and ".join(k for k, shown in (("reasoning", reasoning), ("content", content)) if shown)
+            since = f"{kinds or 'text'} only" + ("" if state == DONE else ", no call yet")
         if state == DONE:
             reason = stream.finish_reason or "none"
             return f"{since} · {chars:,} chars · finish {reason}" if calls else f"{since} · finish {reason}"
-        return f"{since} · {chars:,} characters so far" if calls else f"{since} · receiving"
+        return f"{since} · {chars:,} characters so far" if calls else since
 
 
 def _side_title(policy: str) -> str:

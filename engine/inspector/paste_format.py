@@ -70,12 +70,14 @@ class Detection:
     ranking: list[Reading]
 
 
-def read_as(text: str, format_id: str, tools: list[dict[str, Any]] | None, thinking: bool, order: int = 0) -> Reading:
+def read_as(
+    text: str, format_id: str, tools: list[dict[str, Any]] | None, thinking: bool | str, order: int = 0
+) -> Reading:
     """``text`` through ``format_id``'s parser and the incremental policy, judged."""
     size = max(STEP_CHARS, -(-len(text) // MAX_STEPS))
     try:
         analysis = analyze_text(
-            text, format_id, tools=tools, size=size, name="paste", thinking=thinking and supports_thinking(format_id)
+            text, format_id, tools=tools, size=size, name="paste", thinking=thinking if supports_thinking(format_id) else False
         )
     except Exception as exc:  # noqa: BLE001 - a parser that throws on this text is simply not the format
         return Reading(format_id, order=order, error=f"{type(exc).__name__}: {exc}")
@@ -104,7 +106,7 @@ def _is_json_object(arguments: str) -> bool:
 
 
 def rank_formats(
-    text: str, tools: list[dict[str, Any]] | None = None, thinking: bool = False, formats: list[str] | None = None
+    text: str, tools: list[dict[str, Any]] | None = None, thinking: bool | str = False, formats: list[str] | None = None
 ) -> list[Reading]:
     """Every format's reading of ``text``, best first."""
     ids = list(formats if formats is not None else FORMAT_IDS)
@@ -113,7 +115,7 @@ def rank_formats(
 
 
 def detect_format(
-    text: str, tools: list[dict[str, Any]] | None = None, thinking: bool = False, formats: list[str] | None = None
+    text: str, tools: list[dict[str, Any]] | None = None, thinking: bool | str = False, formats: list[str] | None = None
 ) -> Detection:
     """The best reading's format and a one-line reason (see the module docstring)."""
     ranking = rank_formats(text, tools, thinking, formats)

@@ -9,7 +9,9 @@ differs in one character diffs instantly.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.analysis.report import describe_finish, end_detail
@@ -79,6 +81,29 @@ def calls_verdict(reconstructs: list[bool]) -> str:
     return f"{calls} · {bad} {'does' if bad == 1 else 'do'} not reconstruct"
 
 
+class _Judged(Protocol):
+    reconstructs: bool
+    cut: bool
+
+
+def calls_badge(calls: Sequence[_Judged]) -> tuple[str, str]:
+    """The calls badge and its tone (``ok``, ``warn``, ``bad``, ``neutral``).
+
+    A call cut part-way (:attr:`~callscope.engine.analysis.analyzer.CallReport.cut`) is never
+    a green "reconstructs": the client holds what the server parsed, half a call.
+    """
+    if not calls:
+        return "no calls", "neutral"
+    bad = sum(1 for c in calls if not c.reconstructs)
+    if bad:
+        return calls_verdict([c.reconstructs for c in calls]), "bad"
+    cut = sum(1 for c in calls if c.cut)
+    if cut:
+        n = len(calls)
+        return ("1 call · cut mid-call" if n == 1 else f"{n} calls · {cut} cut mid-call"), "warn"
+    return calls_verdict([True] * len(calls)), "ok"
+
+
 def finish_badge(finish_reason: str | None, finish_cause: str, violations: list[Violation]) -> str:
     """``finish_reason tool_calls``, or why none was sent: ``no finish_reason (stream ended: invalid-diff)``.
 
@@ -143,6 +168,8 @@ class CallVerdict:
     unit: str = "step"  # what first_delta_step counts (token, byte, char)
     #: What each client profile assembled (a capture judged by real clients; empty otherwise).
     clients: list[ClientAssembly] = field(default_factory=list)
+    #: The stream ended while this call was being written (:attr:`~callscope.engine.analysis.analyzer.CallReport.cut`).
+    cut: bool = False
 
     @property
     def clients_summary(self) -> str:
@@ -160,7 +187,9 @@ class CallVerdict:
             return "missing from the terminal parse"
         if not self.id:
             return "never sent"
-        return "reconstructs" if self.reconstructs else "does not reconstruct"
+        if not self.reconstructs:
+            return "does not reconstruct"
+        return "cut mid-call (both sides hold the same half)" if self.cut else "reconstructs"
 
 
 @dataclass(slots=True)
@@ -199,7 +228,7 @@ class Reconciliation:
     def headline(self) -> str:
         return (
             f"{finish_badge(self.finish_reason, self.finish_cause, self.violations)} · "
-            f"{calls_verdict([c.reconstructs for c in self.calls])} · "
+            f"{calls_badge(self.calls)[0]} · "
             f"{len(self.violations)} violation{'s' if len(self.violations) != 1 else ''}"
         )
 
@@ -222,6 +251,7 @@ def reconcile(analysis: Analysis, held: HeldText | None = None) -> Reconciliatio
                 char_diff(call.streamed_arguments, call.final_arguments or ""),
                 analysis.unit,
                 client_assemblies(call.clients),
+                call.cut,
             )
         )
     sent = {c.index for c in analysis.calls}

@@ -19,13 +19,20 @@ from typing import Any, Protocol
 from callscope.engine.analysis.analyzer import Analysis, Analyzer, SourceInfo
 from callscope.engine.core.parse_model import ParseFailed
 from callscope.engine.core.tools import ToolsError, parse_tools
-from callscope.engine.formats import UnknownFormat, make_parser
+from callscope.engine.formats import UnknownFormat, make_parser, recorded_thinking
 from callscope.engine.inspector.parse_cursor import ParseCursor
 from callscope.engine.policies import UnknownPolicy
 
 
 class SourceError(Exception):
     """A source that cannot be analysed; the message is shown to the user as is."""
+
+
+def known(trace: Any) -> bool:
+    """The trace's format is registered (no template needs reading to replay it)."""
+    from callscope.engine.formats import FORMAT_IDS
+
+    return trace.header.format is None or trace.header.format in FORMAT_IDS
 
 
 class Source(Protocol):
@@ -46,10 +53,17 @@ class FileSource:
         return Path(self.path).name
 
     def analyses(self, policy: str, format_id: str | None = None) -> list[Analysis]:
-        from callscope.engine.recordings.replay import load_analyses
+        from callscope.engine.recordings.replay import analyze_recording, load_recording
+        from callscope.engine.templates.recorded import recorded_format
 
         try:
-            found = load_analyses(self.path, policy, format_id or self.format_id)
+            recording = load_recording(self.path)
+            chosen = format_id or self.format_id
+            trace = recording.trace
+            if trace is not None and trace.steps and (chosen == "auto" or chosen is None and not known(trace)):
+                # a format derived from the template the trace names is derived again; auto: its parser
+                chosen, _ = recorded_format(trace.header.format, trace.header.template, chosen)
+            found = analyze_recording(recording, policy, chosen)
         except (ValueError, OSError) as exc:  # TraceError, FixtureError, UnknownFormat, UnknownPolicy are ValueErrors
             raise SourceError(str(exc)) from None
         if not found:
@@ -68,7 +82,8 @@ class TextSource:
     size: int = 1
     rate: float | None = None
     name: str = "pasted"
-    thinking: bool = False  # the prompt ended inside a reasoning block (``<think>``)
+    #: The prompt ended inside a reasoning block (True), did not (False), or may have ("auto": the text decides).
+    thinking: bool | str = False
 
     @property
     def label(self) -> str:
@@ -146,7 +161,7 @@ def reanalyze(
     info = SourceInfo(analysis.source.kind, analysis.source.path, fmt, policy, extra)
     try:
         if fmt is not None and any(s.data for s in analysis.steps):
-            thinking = bool(analysis.source.extra.get("thinking"))  # the prompt opened a reasoning block
+            thinking = recorded_thinking(analysis.source.extra.get("thinking"))  # the prompt opened (or may have) reasoning
             parser = make_parser(fmt, tools, thinking=thinking)
             analyzer = Analyzer(analysis.name, info, analysis.unit, analysis.timed, parser)
             for record in analysis.steps:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.core.causes import UNFINISHED
 from callscope.engine.core.parse_model import CallOpened, CallRevised, CallsDropped, ContentRevised, Parse
-from callscope.engine.formats import UnknownFormat, get_spec
+from callscope.engine.formats import UNDECIDED_REASON, UnknownFormat, get_spec
 from callscope.engine.inspector.chunks import ChunkIndex, time_text
 from callscope.engine.inspector.held import HeldText, explain
 from callscope.engine.inspector.lanes import Lanes
@@ -230,7 +230,17 @@ class InspectorState:
         step = self.timebase.step(index)
         cut = self.analysis.finish_cause if self.analysis.finish_cause in UNFINISHED and index == self.last else None
         text = self.spans.text[start:end]
+        if cut is None and start == 0 and self._thinking_undecided(step):
+            return HeldText(start, end, text, UNDECIDED_REASON)
         return HeldText(start, end, text, explain(text, self.parse_cursor.at(step), self.markers, cut))
+
+    def _thinking_undecided(self, step: int) -> bool:
+        """Under ``--thinking auto``, the parser had not read the reasoning state from the text by ``step``."""
+        extra = self.analysis.source.extra
+        if extra.get("thinking") != "auto":
+            return False
+        decided = extra.get("thinking_inferred")
+        return decided is None or step < decided.get("step", 0)
 
     def step_diff(self, index: int | None = None) -> StepDiff:
         """What the step at ``index`` (the cursor by default) added, sent, and withheld and why."""

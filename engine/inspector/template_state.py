@@ -83,11 +83,23 @@ class TemplateState:
     evidence: list[Span]
     trips: list[TripView]
     render_errors: list[str]
-    #: A generation after this template's prompt starts inside reasoning (the paste's "thinking").
-    thinking: bool = False
+    #: How a generation after this template's prompt starts under ``--thinking auto`` (the paste's):
+    #: "auto" (the prompt may open reasoning: the text decides) or False.
+    thinking: bool | str = False
+    #: The template's generation prompt may leave the model inside a reasoning block.
+    may_open_reasoning: bool = False
     #: The request a live run sends: the round trip's own user message and two tools.
     prompt: str = USER
     tools: list[dict[str, Any]] = field(default_factory=lambda: [dict(t) for t in TOOLS])
+
+    @property
+    def thinking_line(self) -> str:
+        """How a generation after this template's prompt is read: the reasoning state, in one sentence."""
+        if self.may_open_reasoning:
+            return ("thinking: auto. The prompt may open a reasoning block (by default or with its thinking switch), "
+                    "so a pasted or live generation is read undecided until the text shows it: a reasoning closer "
+                    "first means thinking was on, a tool call or other markup first means it was off")
+        return "thinking: off. The prompt never opens a reasoning block; a generation opens one itself if it reasons"
 
     @property
     def parser_kind(self) -> str:
@@ -132,7 +144,6 @@ def template_state(path: str) -> TemplateState:
         raise TemplateStateError(str(exc)) from None
     analysis = choice.analysis
     evidence = spans(analysis.generation, analysis.description) if analysis is not None and analysis.generation else []
-    thinking = choice.trips[0].thinking if choice.trips else bool(analysis and analysis.thinking)
     return TemplateState(
         path=str(path),
         template=template,
@@ -143,13 +154,14 @@ def template_state(path: str) -> TemplateState:
         evidence=evidence,
         trips=[trip_view(trip) for trip in choice.trips],
         render_errors=list(analysis.render_errors) if analysis is not None else [],
-        thinking=thinking,
+        thinking=choice.thinking("auto"),
+        may_open_reasoning=choice.may_open_reasoning,
     )
 
 
 def trip_view(trip: RoundTrip) -> TripView:
     """A round trip in words, with the fed text coloured by how the parser read it."""
-    label = "default" if trip.enable_thinking is None else f"enable_thinking={str(trip.enable_thinking).lower()}"
+    label = "default" if trip.enable_thinking is None else f"{trip.switch}={str(trip.enable_thinking).lower()}"
     verdict = "OK" if trip.ok else "FAILED"
     summary = f"{verdict}: {trip.format_id} read {len(trip.calls)} of {len(trip.expected)} calls back"
     return TripView(label, trip.ok, summary, list(trip.problems), read_back(trip))

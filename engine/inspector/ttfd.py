@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from callscope.engine.analysis.analyzer import Analysis, StepTime
+from callscope.engine.analysis.analyzer import Analysis, StepTime, headline_times
 from callscope.engine.analysis.report import ttfd_gain
 from callscope.engine.core.wire import WireChunk
 from callscope.engine.inspector.timebase import Timebase
@@ -74,7 +74,8 @@ def describe_first(at: StepTime, unit: str) -> str:
 
 def ttfd_label(analysis: Analysis) -> str:
     """``first delta 0.41 s vs 29.3 s atomic, 71x sooner`` (or why there is none)."""
-    s, a = analysis.ttfd_streaming, analysis.ttfd_atomic
+    times = headline_times(analysis)
+    s, a = times.first_delta, times.atomic
     if s.step is None and a.step is None:
         return "no tool-call delta (no call was streamed)"
     policy = analysis.source.policy
@@ -101,8 +102,9 @@ class TtfdCurves:
 
 
 def ttfd_curves(analysis: Analysis, timebase: Timebase) -> TtfdCurves:
-    policy = delivery_curve(analysis.source.policy, analysis.chunks, timebase, analysis.ttfd_streaming)
-    atomic = delivery_curve("atomic", analysis.baseline_chunks, timebase, analysis.ttfd_atomic)
+    times = headline_times(analysis)
+    policy = delivery_curve(analysis.source.policy, analysis.chunks, timebase, times.first_delta)
+    atomic = delivery_curve("atomic", analysis.baseline_chunks, timebase, times.atomic)
     x_label = "time (ms)" if timebase.timed else f"step ({analysis.unit})"
     return TtfdCurves(policy, atomic, ttfd_label(analysis), x_label)
 
@@ -120,7 +122,8 @@ class TtfdPoint:
 
 def ttfd_point(analysis: Analysis) -> TtfdPoint | None:
     """None for runs without a tool call (nothing to plot)."""
-    if analysis.ttfd_streaming.step is None and analysis.ttfd_atomic.step is None:
+    times = headline_times(analysis)
+    if times.first_delta.step is None and times.atomic.step is None:
         return None
     length = sum(len(c.final_arguments or c.streamed_arguments) for c in analysis.calls) or sum(
         len(c.arguments) for c in analysis.terminal.calls
@@ -131,4 +134,4 @@ def ttfd_point(analysis: Analysis) -> TtfdPoint | None:
             return None
         return at.ms if analysis.timed and at.ms is not None else float(at.step)
 
-    return TtfdPoint(analysis.name, length, value(analysis.ttfd_streaming), value(analysis.ttfd_atomic), analysis.timed)
+    return TtfdPoint(analysis.name, length, value(times.first_delta), value(times.atomic), analysis.timed)

@@ -35,11 +35,21 @@ MITMPROXY = "mitmproxy"
 #: Kinds that hold captured event streams recorded by another tool, and how each is read.
 FOREIGN = {SSE: read_sse_dump, HAR: read_har, MITMPROXY: read_mitm_flows}
 
-NEITHER = (
-    "is neither a callscope trace (JSON Lines whose first line is a header with "
-    f'"schema": "{TRACE_SCHEMA}") nor a byte-prefix fixture (lines "<name> <prefix length|final> '
-    '<JSON call array|THROW message>"), nor a raw SSE dump (data: lines), a HAR file or a mitmproxy flow file'
+#: The kinds of file replay reads, as a file dialog offers them: (label, suffixes). Content decides, not the suffix.
+RECORDING_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("callscope traces", (".jsonl", ".trace")),
+    ("byte-prefix fixtures", (".txt",)),
+    ("raw SSE dumps", (".sse", ".txt", ".log")),
+    ("HAR files", (".har",)),
+    ("mitmproxy flows", (".mitm", ".flow", ".flows")),
 )
+#: What every file that is not a recording is told: what callscope does read (no command names: the window says it too).
+READS = (
+    "callscope reads: callscope traces (JSON Lines whose first line is a header with "
+    f'"schema": "{TRACE_SCHEMA}"), llama.cpp byte-prefix fixtures (lines "<name> <prefix length|final> '
+    '<JSON call array|THROW message>"), raw SSE dumps (data: lines), HAR files and mitmproxy flow files'
+)
+NEITHER = f"is not a recording. {READS}"
 
 
 @dataclass(slots=True)
@@ -72,27 +82,34 @@ def default_name(path: str) -> str:
 
 
 def detect_kind(raw: bytes) -> str | None:
-    """``trace``, ``fixture``, ``sse``, ``har``, ``mitmproxy`` or None, from how the file opens."""
+    """``trace``, ``fixture``, ``sse``, ``har``, ``mitmproxy`` or None, from how the file opens.
+
+    A ``#`` line is a fixture file's comment (traces never hold comments), but a
+    Markdown heading opens the same way: after comments, the first record must
+    still read as a fixture's.
+    """
     if looks_like_mitm(raw):
         return MITMPROXY
+    commented = False
     for line in raw.split(b"\n"):
         line = line.strip()
         if not line:
             continue
-        if line.startswith(b"{"):
+        if line.startswith(b"#"):
+            commented = True
+            continue
+        if not commented and line.startswith(b"{"):
             if b'"schema"' in line or b'"header"' in line:
                 return TRACE
             return HAR if looks_like_har(raw) else None
-        if looks_like_sse(raw):
+        if not commented and looks_like_sse(raw):
             return SSE
-        if line.startswith(b"#"):
-            return FIXTURE  # traces never hold comments
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
             return None
         return FIXTURE if looks_like_fixture(text) else None
-    return None
+    return FIXTURE if commented else None
 
 
 def load_recording(path: str | os.PathLike[str]) -> Recording:
@@ -107,7 +124,7 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
         return Recording(FIXTURE, name, fixtures=parse_fixtures(text, name))
     if kind in FOREIGN:
         return Recording(kind, name, captures=FOREIGN[kind](raw, name))
-    raise TraceError(f"{name} {NEITHER}" if raw.strip() else f"{name}: empty file; {NEITHER[3:]}")
+    raise TraceError(f"{name} {NEITHER}" if raw.strip() else f"{name}: empty file. {READS}")
 
 
 def analyze_recording(

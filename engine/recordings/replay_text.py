@@ -20,12 +20,16 @@ def analyze_text(
     name: str = "text",
     path: str | None = None,
     cause: str = "stop",
-    thinking: bool = False,
+    thinking: bool | str = False,
 ) -> Analysis:
-    """Feed ``text`` ``size`` chars (or bytes) per step through the format's parser and ``policy``."""
+    """Feed ``text`` ``size`` chars (or bytes) per step through the format's parser and ``policy``.
+
+    ``thinking``: the generation starts inside reasoning (True), outside (False), or the
+    text decides (``"auto"``, :mod:`~callscope.engine.formats._kit.thinking_auto`).
+    """
     analyzer = Analyzer(
         name,
-        SourceInfo("text", path, format_id, policy, {"thinking": True} if thinking else {}),
+        SourceInfo("text", path, format_id, policy, {"thinking": thinking} if thinking else {}),
         unit,
         rate is not None,
         make_parser(format_id, tools, thinking=thinking),

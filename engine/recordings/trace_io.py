@@ -12,7 +12,7 @@ from typing import Any
 from callscope.engine.analysis.analyzer import Analysis, Analyzer, SourceInfo
 from callscope.engine.core.bulk import gc_paused
 from callscope.engine.core.wire import StreamIdentity
-from callscope.engine.formats import FORMAT_IDS, make_parser
+from callscope.engine.formats import FORMAT_IDS, make_parser, recorded_thinking
 from callscope.engine.recordings.trace import SOURCES, Trace, TraceError, TraceHeader, TraceWriter
 
 
@@ -24,8 +24,9 @@ def header_for_analysis(
     extra: dict[str, Any] = {"recorded_policy": analysis.source.policy}
     if analysis.source.path:
         extra["recorded_from"] = analysis.source.path
-    if analysis.source.extra.get("thinking"):
-        extra["thinking"] = True
+    thinking = recorded_thinking(analysis.source.extra.get("thinking"))
+    if thinking:  # the prompt opened a reasoning block (True), or may have ("auto": the text decided)
+        extra["thinking"] = thinking
     # The stream identity seeds minted call ids: a replay that reuses it sends the very same chunks.
     extra["completion_id"] = analysis.identity.completion_id
     return TraceHeader(
@@ -91,9 +92,9 @@ def analyze_trace(
         extra["description"] = trace.header.description
     if trace.end is not None and trace.end.detail:
         extra["end_detail"] = trace.end.detail
-    thinking = bool(trace.header.extra.get("thinking"))
+    thinking = recorded_thinking(trace.header.extra.get("thinking"))
     if thinking:
-        extra["thinking"] = True
+        extra["thinking"] = thinking
     recorded_id = trace.header.extra.get("completion_id")
     analyzer = Analyzer(
         name,

@@ -7,14 +7,24 @@ marker starts at ``<``, ``[``, ``{`` or a special-token glyph and ends after
 ``>``, ``]``, ``}`` or such a glyph; whitespace around it is layout. That is the
 only assumption the analysis makes about what a marker looks like (llama.cpp's
 autoparser makes the same: ``extract_structural_prefix/suffix``).
+
+One refinement: a special token, a word and another special token with nothing
+between them are one marker (Kimi-K3 writes every element that way:
+``<|open|>think<|sep|>`` ... ``<|close|>think<|sep|>``), so ``<|close|>`` alone is
+never taken for the end of reasoning or of a turn.
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 _OPENERS = "<[{"
 _CLOSERS = ">]}"
+#: A compound marker: a special token, a word (and attributes, no newline or markup), a special token.
+_COMPOUND = r"<\|[^|<>\s]{1,24}\|>[A-Za-z_][^<>\n]{0,80}?<\|[^|<>\s]{1,24}\|>"
+_COMPOUND_FIRST = re.compile(_COMPOUND)
+_COMPOUND_LAST = re.compile(f"(?:{_COMPOUND})$")
 
 
 def is_glyph(char: str) -> bool:
@@ -57,6 +67,14 @@ def marker_prefix(a: str, b: str) -> str:
     return ""
 
 
+def inside_compound(text: str, at: int) -> int:
+    """``at`` moved past a compound marker it would cut (``<|close|>call|<|sep|>``); else ``at``."""
+    for found in _COMPOUND_FIRST.finditer(text, max(0, at - 130), min(len(text), at + 130)):
+        if found.start() < at < found.end():
+            return found.end()
+    return at
+
+
 def boundary_before(text: str, pos: int) -> int:
     """The last position ``<= pos`` that does not cut a marker or a word in ``text``.
 
@@ -76,6 +94,9 @@ def first_marker(text: str) -> str:
     rest = text.lstrip()
     if not rest:
         return ""
+    compound = _COMPOUND_FIRST.match(rest)
+    if compound:
+        return compound.group(0)
     if rest[0] == "<":
         end = rest.find(">")
         return rest[: end + 1] if end > 0 else ""
@@ -90,6 +111,9 @@ def last_marker(text: str) -> str:
     rest = text.rstrip()
     if not rest:
         return ""
+    compound = _COMPOUND_LAST.search(rest[-160:])
+    if compound:
+        return compound.group(0)
     if rest[-1] == ">":
         start = rest.rfind("<")
         return rest[start:] if start >= 0 else ""
@@ -106,6 +130,14 @@ def closing_of(opener: str) -> str:
     that name reasoning (think, reason, thought) and are openers; "" otherwise.
     """
     lowered = opener.lower()
+    compound = _COMPOUND_FIRST.fullmatch(opener)
+    if compound and any(word in lowered for word in ("think", "reason", "thought")):
+        head = opener[: opener.find("|>") + 2]
+        for start, end in (("open", "close"), ("start", "end"), ("begin", "end")):
+            if start in head.lower():
+                at = head.lower().find(start)
+                return head[:at] + end + head[at + len(start) :] + opener[len(head) :]
+        return ""
     if not any(word in lowered for word in ("think", "reason", "thought")) or "/" in opener or "end" in lowered:
         return ""
     if opener.startswith("<|") and opener.endswith("|>") and "START" in opener:
@@ -126,6 +158,7 @@ __all__ = [
     "common_prefix",
     "common_suffix",
     "first_marker",
+    "inside_compound",
     "is_glyph",
     "last_marker",
     "marker_prefix",

@@ -71,6 +71,7 @@ class TemplateAnalysis:
                 "opens_reasoning": framing.opens_reasoning,
                 "opens_reasoning_with_thinking": framing.opens_reasoning_thinking,
                 "opens_reasoning_without_thinking": framing.opens_reasoning_no_thinking,
+                "prompt_holds": framing.prompt_holds,
             },
             "generation": self.generation,
             "generation_two_calls": self.generation_two,
@@ -109,6 +110,7 @@ def analyze(render: Renderer, name: str) -> TemplateAnalysis:
         reasoning_end=framing.reasoning_end,
         opens_reasoning=framing.opens_reasoning,
         end_of_turn=end_of_turn,
+        prompt_holds=framing.prompt_holds.strip(),
     )
     problem = reads_back(description, gens)
     if problem:

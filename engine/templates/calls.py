@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from callscope.engine.formats.derived.description import ID, INDEX, JSON, TAG_JSON, TAG_TAGGED, FormatDescription
+from callscope.engine.formats.derived.description import ID, INDEX, JSON, KEY, TAG_JSON, TAG_TAGGED, FormatDescription
 from callscope.engine.templates.affixes import common_prefix, marker_prefix, marker_suffix
 from callscope.engine.templates.framing import Framing
 from callscope.engine.templates.renders import (
@@ -265,14 +265,21 @@ def _tagged_core(text: str, name: str, args: dict[str, Any], call_id: str, known
         spots.append((k, k + len(key), v))
         pos = v + len(str(value))
     values = [str(v) for v in args.values()]
+    keys = list(args)
     if known is None:
         if len(spots) < 2:
             return None
         (k1, k1_end, v1), (k2, k2_end, v2) = spots[0], spots[1]
         between = text[v1 + len(values[0]) : k2]  # value end + separator + key prefix
         after = text[v2 + len(values[1]) :]
-        key_prefix = marker_suffix(text[name_end:k1], between)
         closing = marker_prefix(between, after)
+        if not closing.strip():  # the value's closer names its key (<city>Paris</city>): the key is a placeholder
+            closing = marker_prefix(between.replace(keys[0], KEY), after.replace(keys[1], KEY, 1))
+            if KEY not in closing:
+                closing = ""
+            between = between.replace(keys[0], KEY, 1)
+        # the key's opener is what follows the value's closer (a closer and an opener may share a token)
+        key_prefix = marker_suffix(text[name_end:k1], between[len(closing) :])
         key_suffix = text[k1_end:v1]
         if key_suffix != text[k2_end:v2] or not closing.strip():
             return None
@@ -287,7 +294,7 @@ def _tagged_core(text: str, name: str, args: dict[str, Any], call_id: str, known
             separator=between[len(closing) : len(between) - len(key_prefix)],
         )
     last_value_end = spots[-1][2] + len(values[-1])
-    closing = known.value_trail + known.value_end
+    closing = (known.value_trail + known.value_end).replace(KEY, keys[-1])
     if not text.startswith(closing, last_value_end):
         return None
     suffix_end = spots[0][0] - len(known.key_prefix)
@@ -400,7 +407,7 @@ def _typed_key_suffix(typed: str | None, tagged: Tagged) -> str | None:
         return ""
     suffix = typed[k + len(KEY_N) : v]
     after = typed[v + len(str(NUMBER)) :]
-    if not after.startswith(tagged.value_trail + tagged.value_end):
+    if not after.startswith((tagged.value_trail + tagged.value_end).replace(KEY, KEY_N)):
         return None
     if not suffix.endswith(tagged.value_lead):
         return None

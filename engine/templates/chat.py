@@ -27,12 +27,13 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from callscope.engine.core.errors import TemplateError
 from callscope.engine.core.files import read_document
-from callscope.engine.core.json_text import DOCUMENT_DEPTH, loads
+from callscope.engine.core.json_text import DOCUMENT_DEPTH, dumps, loads
 from callscope.engine.core.shipped import resource
 from callscope.engine.core.tools import normalize_tools
 from callscope.engine.formats import FormatSpec, TemplateSign, all_specs, get_spec, live_view
@@ -110,8 +111,33 @@ class ChatTemplate:
             **extra,
         }
         if "functions" in variables and "tools" not in variables and shaped:
-            context["functions"] = [tool["function"] for tool in shaped]  # the legacy OpenAI ``functions`` shape
+            functions = [tool["function"] for tool in shaped]  # the legacy OpenAI ``functions`` shape
+            context["functions"] = dumps(functions, indent=2) if _added_to_text(self.source) else functions
+        for name, value in _runtime_context().items():  # what llama.cpp puts in every template's context
+            if name in variables and name not in context:
+                context[name] = value
         return render_source(self.name, self.source, context)
+
+
+_ADDED = re.compile(r"(?:[+~]\s*functions\b)|(?:\bfunctions\s*[+~])")
+
+
+def _added_to_text(source: str) -> bool:
+    """Whether a template adds ``functions`` to a string (FireFunction v2: ``system_prompt + "\\n" + functions``).
+
+    Such a template gets the functions as indented JSON text, as llama.cpp's runtime gives a
+    list added to a string; one that loops over them gets the list.
+    """
+    return _ADDED.search(source) is not None
+
+
+def _runtime_context() -> dict[str, str]:
+    """The ``datetime`` llama.cpp gives every template (FireFunction adds ``Today is`` it to a string).
+
+    Not ``date_string``: templates that read it (Llama 3.1) have their own default, kept so a
+    prompt renders the same every day.
+    """
+    return {"datetime": datetime.now().strftime("%b %d %Y")}
 
 
 def tools_for_template(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:

@@ -26,6 +26,7 @@ from callscope.engine.templates.affixes import (
     common_prefix,
     common_suffix,
     first_marker,
+    inside_compound,
     last_marker,
 )
 from callscope.engine.templates.renders import ANSWER, REASONING, Renders
@@ -48,6 +49,10 @@ class Framing:
     #: The same with ``enable_thinking`` true / false, when the template reads that switch (None: it does not).
     opens_reasoning_thinking: bool | None = None
     opens_reasoning_no_thinking: bool | None = None
+    #: The end of the generation prompt that a rendered turn writes again at its start: the prompt
+    #: holds it, so the model does not write it (Command R+'s prompt adds a system turn after the
+    #: history and ends with ``<|CHATBOT_TOKEN|>``, which a rendered answer starts with).
+    prompt_holds: str = ""
 
     @property
     def end_of_turn(self) -> str:
@@ -64,9 +69,14 @@ class Framing:
         if not render.startswith(self.header):
             return None
         body = render[len(self.header) :]
+        if self.prompt_holds and body.startswith(self.prompt_holds):
+            body = body[len(self.prompt_holds) :]
         shared = len(common_suffix(body, self.turn_tail))
         if shared:
             body = body[: _cut_at_marker(body, len(body) - shared)]
+        stop = self.end_of_turn
+        if stop and body.rstrip().endswith(stop):  # the turn's stop token, spaced differently after a call
+            body = body.rstrip()[: -len(stop)]
         tail = self.prompt_tail
         if tail and body.startswith(tail):
             body = body[len(tail) :]
@@ -84,7 +94,7 @@ def _cut_at_marker(body: str, at: int) -> int:
     """The start of the end-of-turn text at or after ``at``, moved forward off a marker it would cut."""
     while 0 < at < len(body) and not (body[at] in "<[" or body[at].isspace() or body[at - 1].isspace()):
         at += 1
-    return at
+    return inside_compound(body, at)
 
 
 def frame(renders: Renders) -> Framing | None:
@@ -106,12 +116,18 @@ def frame(renders: Renders) -> Framing | None:
         # every render of the turn starts with the opener (the template writes it, the prompt ends with it):
         # it belongs to the model's text, not to the header
         start, header = opener, header[: header.rstrip().rfind(opener)]
+    if not end and not start and opener and closing_of(opener) and header.rstrip().endswith(opener):
+        # the prompt ends with a reasoning opener the answers never close (a template that drops reasoning
+        # from its history): the model's text starts inside it and ends it with the opener's closing tag
+        start, end, header = opener, closing_of(opener), header[: header.rstrip().rfind(opener)]
     tail = prompt[len(header) :]
     if not end:
         thinking = renders.prompt_thinking or ""
         start, end = _reasoning_tags(
             (tail, answer[len(header) : at], thinking[len(header) :] if thinking.startswith(header) else "")
         )
+
+    holds = _held_by_prompt(tail, answer[len(header) : at])
 
     def opens(rendered: str | None) -> bool | None:
         if rendered is None or not rendered.startswith(header) or not start:
@@ -128,7 +144,23 @@ def frame(renders: Renders) -> Framing | None:
         opens_reasoning=bool(opens(prompt)),
         opens_reasoning_thinking=opens(renders.prompt_thinking) if renders.prompt_thinking != prompt else None,
         opens_reasoning_no_thinking=opens(renders.prompt_no_thinking) if renders.prompt_no_thinking != prompt else None,
+        prompt_holds=holds,
     )
+
+
+def _held_by_prompt(tail: str, lead: str) -> str:
+    """The markers the prompt's tail ends with and an answer starts with again ("" when none).
+
+    Only when the prompt adds more than that after the shared header (a system turn of
+    instructions, as Command R+ writes): otherwise the tail is the model's start.
+    """
+    if not tail.strip() or not lead.strip():
+        return ""
+    for size in range(min(len(tail), len(lead)), 0, -1):
+        piece = lead[:size]
+        if tail.endswith(piece) and len(piece) < len(tail) and piece.strip() and last_marker(piece) and piece[0] in "<[":
+            return piece
+    return ""
 
 
 _TAG = re.compile(r"<[^<>\s]{1,40}>|\[[^\[\]\s]{1,40}\]")

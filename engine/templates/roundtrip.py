@@ -10,8 +10,12 @@ when the same calls come back (names, and arguments equal as JSON), streamed
 append-only (no violation of any rule), every call reconstructing byte for
 byte with ``finish_reason`` ``tool_calls``, and no marker in the content.
 
-A template that reads ``enable_thinking`` is checked with it on and off too:
-both prompts must round-trip.
+A template with a thinking switch (``enable_thinking``, or ``thinking`` as
+DeepSeek V3.1 and Kimi-K3 name it) is checked with it on and off too: both
+prompts must round-trip. The parser is told neither: when the template
+may open a reasoning block it starts undecided (``--thinking auto``) and must
+read the reasoning state from the text, as it does for a pasted generation, and
+the reasoning must come out as reasoning, never as content.
 """
 
 from __future__ import annotations
@@ -74,17 +78,19 @@ class RoundTrip:
     #: What was fed to the parser ("" when the template rendered no call turn).
     generation: str = ""
     thinking: bool = False
-    #: The ``enable_thinking`` the template was rendered with (None: its default).
+    #: The thinking switch the template was rendered with (None: its default), and its name.
     enable_thinking: bool | None = None
     expected: list[dict[str, Any]] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    switch: str = "enable_thinking"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "format": self.format_id,
             "ok": self.ok,
             "enable_thinking": self.enable_thinking,
+            "switch": self.switch if self.enable_thinking is not None else None,
             "starts_in_reasoning": self.thinking,
             "generation": self.generation,
             "expected": self.expected,
@@ -101,24 +107,35 @@ class CheckTurn:
     thinking: bool
     calls: tuple[tuple[str, dict[str, Any]], ...]
     enable_thinking: bool | None = None
+    switch: str = "enable_thinking"
+
+    @property
+    def mode(self) -> str:
+        """``default``, or the switch as rendered (``enable_thinking=false``)."""
+        return "default" if self.enable_thinking is None else f"{self.switch}={str(self.enable_thinking).lower()}"
+
+
+#: The names templates give their thinking switch.
+SWITCHES = ("enable_thinking", "thinking")
 
 
 def check_turns(render: Renderer) -> list[CheckTurn]:
-    """The call turns to check: the template's default, plus thinking on and off when it reads the switch."""
-    turns = []
+    """The call turns to check: the template's default, plus thinking on and off when it reads a switch."""
+    turns: list[CheckTurn] = []
     default = check_turn(render, None)
     if default is not None:
         turns.append(default)
-    for switch in (True, False):
-        turn = check_turn(render, switch)
-        if turn is not None and (default is None or turn.generation != default.generation or turn.thinking != default.thinking):
-            turns.append(turn)
+    for switch in SWITCHES:
+        for value in (True, False):
+            turn = check_turn(render, value, switch)
+            if turn is not None and all(turn.generation != t.generation or turn.thinking != t.thinking for t in turns):
+                turns.append(turn)
     return turns
 
 
-def check_turn(render: Renderer, enable_thinking: bool | None) -> CheckTurn | None:
+def check_turn(render: Renderer, enable_thinking: bool | None, switch: str = "enable_thinking") -> CheckTurn | None:
     """The request's call turn as the model would generate it (None when the template renders no call)."""
-    extra: dict[str, Any] = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
+    extra: dict[str, Any] = {} if enable_thinking is None else {switch: enable_thinking}
 
     def attempt(messages: list[dict[str, Any]], prompt: bool = False) -> str | None:
         try:
@@ -150,16 +167,26 @@ def check_turn(render: Renderer, enable_thinking: bool | None) -> CheckTurn | No
                 text = attempt([user, {"role": "assistant", "content": content, "tool_calls": tool_calls}])
                 cut = framing.cut(text, REASONING_TEXT) if text is not None else None
                 if cut is not None and all(name in cut[0] for name, _ in calls):
-                    return CheckTurn(cut[0], cut[1], calls, enable_thinking)
+                    return CheckTurn(cut[0], cut[1], calls, enable_thinking, switch)
     return None
 
 
-def round_trip(turn: CheckTurn, format_id: str) -> RoundTrip:
-    """Feed ``turn`` to ``format_id``'s parser byte by byte and judge what streamed (see the module docstring)."""
+def may_open_reasoning(turns: list[CheckTurn]) -> bool:
+    """Whether any of the template's call turns starts inside reasoning (its prompt opened a block)."""
+    return any(turn.thinking for turn in turns)
+
+
+def round_trip(turn: CheckTurn, format_id: str, thinking: bool | str | None = None) -> RoundTrip:
+    """Feed ``turn`` to ``format_id``'s parser byte by byte and judge what streamed (see the module docstring).
+
+    ``thinking``: how the parser starts (``"auto"``: the text decides); None tells it the truth.
+    """
     expected = [{"name": name, "arguments": args} for name, args in turn.calls]
-    result = RoundTrip(format_id, False, turn.generation, turn.thinking, turn.enable_thinking, expected)
+    result = RoundTrip(
+        format_id, False, turn.generation, turn.thinking, turn.enable_thinking, expected, switch=turn.switch
+    )
     try:
-        parser = make_parser(format_id, TOOLS, thinking=turn.thinking)
+        parser = make_parser(format_id, TOOLS, thinking=turn.thinking if thinking is None else thinking)
         analyzer = Analyzer("round-trip", SourceInfo("text", None, format_id, "incremental"), "byte", False, parser)
         for piece in split_steps(turn.generation, "byte", 1):
             analyzer.feed_bytes(piece)
@@ -182,6 +209,10 @@ def round_trip(turn: CheckTurn, format_id: str) -> RoundTrip:
     leaked = [m for m in get_spec(format_id).markers.leak if m in analysis.terminal.content]
     if leaked:
         problems.append(f"markers in the content: {', '.join(leaked)}")
+    if REASONING_TEXT in analysis.terminal.content:
+        problems.append("the reasoning came out as content")
+    elif REASONING_TEXT in turn.generation and REASONING_TEXT not in analysis.terminal.reasoning:
+        problems.append(f"the reasoning was not read as reasoning: {analysis.terminal.reasoning!r}")
     result.ok = not problems
     return result
 
@@ -193,4 +224,4 @@ def _loaded(arguments: str) -> Any:
         return arguments
 
 
-__all__ = ["CALLS", "TOOLS", "CheckTurn", "RoundTrip", "check_turn", "check_turns", "round_trip"]
+__all__ = ["CALLS", "SWITCHES", "TOOLS", "CheckTurn", "RoundTrip", "check_turn", "check_turns", "may_open_reasoning", "round_trip"]

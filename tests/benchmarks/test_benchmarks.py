@@ -42,8 +42,8 @@ def test_no_benchmark_code_is_inside_engine_or_app():
 
 
 def test_every_bench_has_the_one_shape():
-    assert set(benchmarks.NAMES) == {"parse", "template", "replay", "decode", "demo", "gui", "capture", "cli", "proxy",
-                                     "clients"}
+    assert set(benchmarks.NAMES) == {"parse", "template", "replay", "decode", "demo", "gui", "longline", "capture", "cli",
+                                    "proxy", "clients"}
     on_disk = {p.stem for p in (ROOT / "benchmarks").glob("*.py")} - {"__init__", "__main__", "workload", "loopback"}
     assert on_disk == set(benchmarks.NAMES), "every bench module is registered in benchmarks.NAMES"
     for name in benchmarks.NAMES:

@@ -30,7 +30,7 @@ TOP = {"engine", "app", "tests", "docs", "scripts", "resources", "fixtures", "be
 SCHEMAS = ("callscope.trace/", "callscope.report/")
 #: Words in that shape that are not callscope's names.
 NOT_CODE = {"PySide6", "OpenAI", "GitHub", "JavaScript", "LangChain", "SmolLM2", "DeepSeek", "MiniMax", "TypeScript",
-            "GigaChat", "LiveView", "GGUFs", "Qwen3", "llamaCpp", "SmolLM", "FastAPI", "HuggingFace", "JSONLines", "NaN", "R7B", "KiB", "MiB", "GiB"}
+            "GigaChat", "LiveView", "GGUFs", "Qwen3", "llamaCpp", "SmolLM", "FastAPI", "HuggingFace", "JSONLines", "NaN", "R7B", "KiB", "MiB", "GiB", "FireFunction"}
 
 
 @functools.cache

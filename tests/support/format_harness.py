@@ -18,15 +18,15 @@ from callscope.engine.core.parse_model import ArgumentsAppended, CallNamed, Call
 from callscope.engine.formats import make_parser
 
 
-def feed_all(format_id: str, text: str, tools=None) -> Parse:
-    parser = make_parser(format_id, tools)
+def feed_all(format_id: str, text: str, tools=None, thinking=False) -> Parse:
+    parser = make_parser(format_id, tools, thinking)
     parser.feed(text)
     parser.finish()
     return parser.snapshot()
 
 
-def partial_of(format_id: str, prefix: str, tools=None) -> Parse:
-    parser = make_parser(format_id, tools)
+def partial_of(format_id: str, prefix: str, tools=None, thinking=False) -> Parse:
+    parser = make_parser(format_id, tools, thinking)
     parser.feed(prefix)
     return parser.snapshot()
 
@@ -43,10 +43,11 @@ def check_stream(
     tools=None,
     markers: tuple[str, ...] = (),
     compare_scratch: bool = True,
+    thinking: bool | str = False,
 ) -> Parse:
     pieces = pieces if pieces is not None else list(text)
     assert "".join(pieces) == text
-    parser = make_parser(format_id, tools)
+    parser = make_parser(format_id, tools, thinking)
     fragments: dict[int, list[str]] = {}
     names: dict[int, str] = {}
     prefix = ""
@@ -68,7 +69,7 @@ def check_stream(
                 if snap.content.endswith(marker[:k]) and not text.replace(marker, "").count(marker[:k]):
                     raise AssertionError(f"partial marker {marker[:k]!r} in content at prefix {prefix!r}")
         if compare_scratch:
-            scratch = partial_of(format_id, prefix, tools)
+            scratch = partial_of(format_id, prefix, tools, thinking)
             assert scratch == snap, f"incremental != from-scratch at prefix {prefix!r}:\n{snap}\n{scratch}"
     for e in parser.finish():
         assert not isinstance(e, CallRevised), f"revision at the terminal parse: {e}"
@@ -81,7 +82,7 @@ def check_stream(
     for index, call in enumerate(final.calls):
         assert "".join(fragments.get(index, [])) == call.arguments, f"fragments of call {index} != terminal arguments"
         assert names.get(index) == call.name
-    assert final == feed_all(format_id, text, tools), "incremental terminal != one-shot terminal"
+    assert final == feed_all(format_id, text, tools, thinking), "incremental terminal != one-shot terminal"
     return final
 
 
@@ -108,15 +109,15 @@ def calls_of(parse: Parse) -> list[tuple[str, object]]:
     return [(c.name, json.loads(c.arguments)) for c in parse.calls]
 
 
-def split_property(format_id: str, samples: list[str], tools=None, examples: int = 50):
-    """A hypothesis test: each sample, cut at random places, keeps every parser rule."""
+def split_property(format_id: str, samples: list[str], tools=None, examples: int = 50, thinking: bool | str = False):
+    """A hypothesis test: each sample, cut at random places, keeps every parser rule (``thinking``: how it starts)."""
 
     @settings(max_examples=examples, deadline=None)
     @given(st.data())
     def run(data):
         text = data.draw(st.sampled_from(samples))
         cuts = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=12))
-        check_stream(format_id, text, pieces_by(text, cuts), tools=tools)
+        check_stream(format_id, text, pieces_by(text, cuts), tools=tools, thinking=thinking)
 
     return run
 

@@ -11,7 +11,10 @@ from tests.support.paths import FIXTURES, HEADLINE, PARALLEL, REGRESS, ROOT  # n
 
 
 def make_window(qtbot, tmp_path, monkeypatch, path: Path | None = None):
-    """A shown MainWindow with its own settings file; ``window.shown_errors`` collects dialogs."""
+    """A shown MainWindow with its own settings file; ``window.shown_errors`` collects dialogs.
+
+    Questions (quit during a run?) are answered yes and collected in ``window.asked``; a test sets
+    ``window.answer`` to False to answer no."""
     from callscope.gui_main import make_app
     from callscope.main_window import MainWindow
     from callscope.ui.errors import ErrorReporter
@@ -19,8 +22,16 @@ def make_window(qtbot, tmp_path, monkeypatch, path: Path | None = None):
     make_app()
     shown: list[tuple[str, str]] = []
     monkeypatch.setattr(ErrorReporter, "show_error", lambda self, title, message: shown.append((title, message)))
+    asked: list[tuple[str, str]] = []
+
+    def ask(reporter, title: str, question: str, _yes: str) -> bool:
+        asked.append((title, question))
+        return getattr(reporter.window, "answer", True)
+
+    monkeypatch.setattr(ErrorReporter, "ask", ask)
     window = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     window.shown_errors = shown
+    window.asked = asked
     qtbot.addWidget(window)
     window.resize(1400, 900)
     window.show()

@@ -27,7 +27,9 @@ Decided rules for text that does not follow the format (tested):
   generation; otherwise it is value text (a value may quote the closer, e.g. code that writes
   XML). ``</function>`` inside a value is value text.
 * The block opener followed by anything but ``<function=`` (after whitespace) is content,
-  markers included. A function or parameter name with a newline or ``<`` in it, an empty name
+  markers included. A ``<function=NAME>`` in text without the block opener is a call all
+  the same (a model that skipped ``<tool_call>``, as vLLM reads it); what follows its
+  ``</function>`` is text again unless the block closer comes. A function or parameter name with a newline or ``<`` in it, an empty name
   or one longer than :data:`NAME_LIMIT` is malformed: its text goes to content.
 * Text inside a function that is neither a parameter nor the closer is content.
 * The block closer without ``</function>`` closes the call; a block without its closer ends
@@ -60,6 +62,9 @@ PARAMETER_END = "</parameter>"
 NAME_LIMIT = 256
 
 _NAME_STOP = re.compile(r"[>\n<]")
+#: The name of a call written without its block opener: an identifier, so prose that mentions
+#: ``<function=...>`` is less likely to be taken for a call.
+_BARE_NAME = re.compile(r"[A-Za-z0-9_.:\-]+")
 
 # parser states (besides ThinkTextMachine's start / reasoning / text)
 _OPEN = "open"  # after the block opener: expecting <function=
@@ -79,7 +84,7 @@ class FunctionXmlMachine(TaggedCallMachine):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._text_markers = (cls.block_open, cls._think_close, *cls.stray_markers)
+        cls._text_markers = (cls.block_open, cls._think_close, FUNCTION, *cls.stray_markers)
         cls._body_markers = (PARAMETER, FUNCTION_END, cls.block_close)
         cls._block_closes = (cls.block_close,)
         cls._value_end = ValueEnd(
@@ -92,6 +97,7 @@ class FunctionXmlMachine(TaggedCallMachine):
 
     def __init__(self, tools: list[dict[str, Any]] | None = None, thinking: bool = False) -> None:
         super().__init__(tools, thinking)
+        self._bare = False  # the open function came without the block opener
 
     # End of generation (TaggedCallMachine._finish_in): a value closes or stays as far as it got;
     # in _OPEN/_FN_NAME/_PARAM_NAME a name never completed (nothing to show); elsewhere layout
@@ -102,9 +108,15 @@ class FunctionXmlMachine(TaggedCallMachine):
     # (the loop runs again), False when it needs more text.
 
     def _on_text_marker(self, marker: str) -> None:
+        if marker == FUNCTION:  # a call without its block opener: read it all the same
+            self._pending = marker
+            self._bare = True
+            self._begin_name(self._buf, _FN_NAME)
+            return
         if marker != self.block_open:  # a stray control token: dropped
             return
         self._pending = marker
+        self._bare = False
         self._state = _OPEN
 
     def _begin_call(self, rest: str) -> None:
@@ -132,10 +144,12 @@ class FunctionXmlMachine(TaggedCallMachine):
         done = self._scan_name()
         if done is None:
             return False
-        if done:
+        if done and not (self._bare and _BARE_NAME.fullmatch(self._name) is None):
             self._open_typed_call(self._name)
             self._state = BODY
             return True
+        if done:
+            self._pending += ">"  # the name's terminator was consumed with it
         return self._release_opener(TEXT)
 
     def _on_fn_body(self) -> bool:

@@ -18,6 +18,7 @@ format with several syntaxes (Mistral's ``[TOOL_CALLS][...]`` array and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
@@ -46,6 +47,67 @@ def lit(text: str) -> str:
         else:
             out.append(ch)
     return '"' + "".join(out) + '"'
+
+
+#: The largest count one GBNF repetition may carry here. llama.cpp refuses a ``{m,n}`` whose ``m`` or ``n`` is
+#: over 2,000 ("number of repetitions exceeds sane defaults"); :func:`repeat` nests larger ones below this.
+MAX_REPETITION = 1000
+
+
+def repeat(item: str, low: int, high: int) -> str:
+    """GBNF for ``low`` to ``high`` (inclusive) repetitions of the expression ``item``, however large.
+
+    A plain ``item{low,high}`` when both counts fit :data:`MAX_REPETITION`. Larger
+    counts become nested bounded repetitions that match exactly the same strings:
+    ``x{2599,2999}`` is ``(x{1000}){2} x{599} x{0,400}``, and an optional run past the
+    bound is ``(x{1000} x{0,n-1000} | x{0,999})`` (no ambiguity, so the sampler keeps
+    at most two parse stacks).
+    """
+    if not 0 <= low <= high:
+        raise ValueError(f"need 0 <= low <= high, got {low} and {high}")
+    item = _grouped(item)
+    if high <= MAX_REPETITION:
+        if high == 0:
+            return '""'
+        return f"{item}{{{low}}}" if low == high else f"{item}{{{low},{high}}}"
+    if low > 0:
+        tail = repeat(item, 0, high - low)
+        return _exactly(item, low) + ("" if tail == '""' else " " + tail)
+    block = _exactly(item, MAX_REPETITION)
+    rest = repeat(item, 0, high - MAX_REPETITION)
+    return f"({block} {rest} | {item}{{0,{MAX_REPETITION - 1}}})"
+
+
+def _exactly(item: str, count: int) -> str:
+    """``item`` exactly ``count`` times, nested so no single count exceeds :data:`MAX_REPETITION`."""
+    if count <= MAX_REPETITION:
+        return f"{item}{{{count}}}"
+    blocks, rest = divmod(count, MAX_REPETITION)
+    out = _exactly(f"({item}{{{MAX_REPETITION}}})", blocks)
+    return out + (f" {item}{{{rest}}}" if rest else "")
+
+
+def _grouped(item: str) -> str:
+    """``item`` as one GBNF term: a rule name, literal or character class stays, anything else is parenthesised."""
+    if re.fullmatch(r"[A-Za-z0-9_-]+|\[(?:[^\]\\]|\\.)*\]|\"(?:[^\"\\]|\\.)*\"", item):
+        return item
+    if item.startswith("(") and item.endswith(")") and _balanced_inside(item[1:-1]):
+        return item
+    return f"({item})"
+
+
+def _balanced_inside(text: str) -> bool:
+    """Whether ``text`` never closes more parentheses than it opened (so ``(text)`` is one group).
+
+    Only a rough check for our own expressions: parentheses inside literals and classes count too,
+    and a wrong "no" only adds a redundant pair of parentheses.
+    """
+    depth = 0
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 class ParameterRule(NamedTuple):
@@ -158,7 +220,9 @@ __all__ = [
     "CannotForce",
     "Envelope",
     "ParameterRule",
+    "MAX_REPETITION",
     "around_arguments",
     "lit",
     "parameter_blocks",
+    "repeat",
 ]

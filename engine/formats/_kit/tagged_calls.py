@@ -181,7 +181,7 @@ class TaggedCallMachine(ThinkTextMachine):
             if pos < 0:
                 break
             after = buf[pos + len(closer) :]
-            closes = value_end.closes(after, args)
+            closes = value_end.closes(after, args, buf[:pos] if self._layout_newlines else "")
             if closes is False:  # the closer's text inside the value
                 start = pos + 1
                 continue

@@ -321,9 +321,17 @@ class ValueEnd:
     may come right before the closer and belong to it (a newline, where one
     newline before the closer is layout); :attr:`hold` is what a parser holds
     back at the end of a piece.
+
+    ``layout`` also makes the template's whole closing line count at once:
+    a closer with a layout newline before it and a newline right after it
+    (``\n</parameter>\n``, the line Qwen3-Coder's grammar writes) closes the
+    value when that newline arrives, as llama.cpp's mapper sends the closing
+    quote then, before the next parameter is seen. A closer written any other
+    way inside a value (``x</parameter> is``) is value text as soon as what
+    follows it shows that the call does not go on.
     """
 
-    __slots__ = ("closer", "enders", "hold", "openers")
+    __slots__ = ("closer", "enders", "hold", "layout", "openers")
 
     def __init__(
         self,
@@ -335,14 +343,20 @@ class ValueEnd:
         self.closer = closer
         self.openers = openers
         self.enders = enders
+        self.layout = layout
         self.hold = (*(left + closer for left in layout), closer)
 
-    def closes(self, after: str, args: TypedArguments) -> bool | None:
+    def closes(self, after: str, args: TypedArguments, before: str = "") -> bool | None:
         """Does the closer followed by ``after`` close the value? None: the next piece decides.
 
-        ``args``: the call's arguments, which know what parameter may come next.
+        ``args``: the call's arguments, which know what parameter may come next;
+        ``before``: the value text before the closer (its layout newline counts).
         The answer for a text is the same however it was split.
         """
+        if self.layout and after[:1] in ("\n", "\r") and before.endswith(self.layout):
+            if after.startswith(("\n", "\r\n")):
+                return True  # the template's own closing line: "\n</parameter>\n"
+            return None  # a lone "\r": the next piece decides
         rest = after.lstrip()
         if len(after) - len(rest) > LAYOUT_LIMIT:
             return False

@@ -23,7 +23,9 @@ where every marker may be empty, and one call is, by family:
 * ``tag_tagged``: ``call_start NAME name_suffix (key_prefix KEY key_suffix
   VALUE value_end argument_separator)* call_end``: every argument in markup, a
   value written as raw text (a string as is, anything else as JSON), typed
-  from the tool schema the way Qwen3-Coder's values are.
+  from the tool schema the way Qwen3-Coder's values are. ``value_end`` may
+  hold ``{key}``, the argument's own key, where the key is the tag
+  (``<KEY>VALUE</KEY>``, as MiniMax-M3 writes arguments).
 
 Markers are stored exactly as the template writes them (whitespace included),
 so the writer and the grammar reproduce the template byte for byte; when
@@ -55,6 +57,8 @@ FAMILY_TITLES = {
 INDEX = "{index}"
 ID = "{id}"
 SKIP = "{skip}"
+#: In ``value_end`` only: the argument's own key (MiniMax-M3's ``<city>Paris</city>``: the closer is ``</{key}>``).
+KEY = "{key}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +78,9 @@ class FormatDescription:
     opens_reasoning: bool = False
     #: What ends the assistant's turn ("<|im_end|>"): a stop token, never part of a generation.
     end_of_turn: str = ""
+    #: The end of the generation prompt that a model may write again at its start (Command R+'s
+    #: ``<|CHATBOT_TOKEN|>``): dropped there, never content.
+    prompt_holds: str = ""
 
     # ---------------------------------------------------------------- calls
     section_start: str = ""
@@ -163,9 +170,9 @@ class FormatDescription:
 
 def _literal_pieces(pattern: str) -> list[str]:
     text = pattern
-    for placeholder in (INDEX, ID, SKIP):
+    for placeholder in (INDEX, ID, SKIP, KEY):
         text = text.replace(placeholder, "\0")
     return [piece.strip() for piece in text.split("\0") if piece.strip()]
 
 
-__all__ = ["FAMILIES", "ID", "INDEX", "JSON", "SKIP", "TAG_JSON", "TAG_TAGGED", "FormatDescription"]
+__all__ = ["FAMILIES", "ID", "INDEX", "JSON", "KEY", "SKIP", "TAG_JSON", "TAG_TAGGED", "FormatDescription"]

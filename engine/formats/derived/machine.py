@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from callscope.engine.formats._kit.text_machine import TEXT, THINK, THINK_END, ThinkTextMachine
+from callscope.engine.formats._kit.text_machine import START, TEXT, THINK, THINK_END, ThinkTextMachine
 from callscope.engine.formats.derived.description import FormatDescription
 from callscope.engine.formats.derived.pattern import DONE, FAIL, MORE, Match, Pattern
 
@@ -70,6 +70,8 @@ class Syntax:
     name_suffix: Pattern
     think_open: str
     think_close: str
+    #: The end-of-turn stop token, dropped where it appears in text ("" when it is not special markup).
+    stop: str = ""
 
     @classmethod
     def of(cls, d: FormatDescription) -> Syntax:
@@ -90,7 +92,14 @@ class Syntax:
             name_suffix=Pattern.compile(d.name_suffix),
             think_open=d.reasoning_start.strip() or THINK,
             think_close=d.reasoning_end.strip() or THINK_END,
+            stop=_stop_token(d.end_of_turn.strip(), trigger),
         )
+
+
+def _stop_token(end: str, trigger: str) -> str:
+    """``end`` as a marker to drop from text: special markup only, and never the calls' own trigger."""
+    special = len(end) >= 3 and any(c in end for c in "<>[]|") and end != trigger
+    return end if special else ""
 
 
 class DerivedParser(ThinkTextMachine):
@@ -110,8 +119,23 @@ class DerivedParser(ThinkTextMachine):
         self._bare_open = self._bare
         self._opened = False  # the current call opened (the attempt is committed)
         self._intro_id: str | None = None  # a call id written before the name (``call_start`` holds ``{id}``)
+        self._started = False  # the start's ``prompt_holds`` has been looked for
+        self._dropped_holds = False  # ... and dropped: the layout after it is dropped too
+        d = self.syntax.description
+        opener = d.section_start if d.section_start.strip() else d.call_start
+        #: The opener starts with a space on its own line (FireFunction's `` functools[``): content's trailing
+        #: spaces are held, and dropped when the opener follows (they are the opener's), as llama.cpp reads it.
+        #: (A newline before an opener stays content's, as peers keep it.)
+        self._eats_space = opener[:1] in (" ", "\t")
+        self._space = ""  # content's trailing whitespace, held
+        self._space_at_trigger = ""  # what was held when the trigger came (given back if it is no call)
 
     # ------------------------------------------------------------ ending
+
+    def _finish(self) -> None:
+        if self._space and self._state == TEXT:
+            self._buf, self._space = self._space + self._buf, ""
+        super()._finish()
 
     def _finish_in(self, state: str, buf: str) -> None:
         if not self._opened and self._pending:
@@ -125,10 +149,48 @@ class DerivedParser(ThinkTextMachine):
 
     # ------------------------------------------------------------ text
 
+    def _on_derived_start(self) -> bool:
+        """The generation's start: the end of the prompt written again (``prompt_holds``) is dropped first."""
+        held = self.syntax.description.prompt_holds
+        if held and not self._started:
+            rest = self._buf.lstrip()
+            if not rest or (held.startswith(rest) and rest != held):
+                return False
+            self._started = True
+            if rest.startswith(held):
+                self._buf = rest[len(held) :]
+                self._dropped_holds = True
+        progressed = ThinkTextMachine._on_start(self)
+        if self._state != START:
+            # layout at the very start (a template's newline before its calls, or after the header the
+            # prompt holds) is not content
+            self._dropped_holds = False
+            self._skip_ws = True
+        return progressed
+
     def _on_derived_text(self) -> bool:
         if self._bare_open:
             return self._bare_start()
-        return ThinkTextMachine._on_text(self)
+        if not self._eats_space:
+            return ThinkTextMachine._on_text(self)
+        marker = self._scan(self._text_markers, self._say_text)
+        if marker is None:
+            return False
+        if marker == self._think_close:
+            self._space = ""
+            self._skip_ws = True
+        else:
+            self._on_text_marker(marker)
+        return True
+
+    def _say_text(self, text: str) -> None:
+        """Content before a call opener that starts with whitespace: its trailing whitespace waits."""
+        body = text.rstrip()
+        if body:
+            self._say_content(self._space + body)
+            self._space = text[len(body) :]
+        else:
+            self._space += text
 
     def _bare_start(self) -> bool:
         """Bare JSON: the text is a call attempt only if it starts (after whitespace) with ``{`` or ``[``."""
@@ -145,6 +207,11 @@ class DerivedParser(ThinkTextMachine):
         return True
 
     def _on_text_marker(self, marker: str) -> None:
+        if marker == self.syntax.stop:  # the turn's stop token in the text (a peer's recorded output): dropped
+            self._skip_ws = True
+            self._space = ""
+            return
+        self._space_at_trigger, self._space = self._space, ""
         self._pending = marker
         self._opened = False
         self._state = INTRO
@@ -213,7 +280,8 @@ class DerivedParser(ThinkTextMachine):
         held, trigger = self._pending, self.syntax.trigger
         self._pending = ""
         if trigger and held.startswith(trigger):
-            self._say_content(trigger)
+            self._say_content(self._space_at_trigger + trigger)
+            self._space_at_trigger = ""
             self._buf = held[len(trigger) :] + self._buf
         else:  # a bare attempt: all of it is content, and so is what follows
             self._say_content(held + self._buf)
@@ -237,6 +305,7 @@ class DerivedParser(ThinkTextMachine):
     #: The handlers of the shared states, for a family's ``_handlers`` table.
     shared_handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
         **ThinkTextMachine.think_handlers,
+        START: _on_derived_start,
         TEXT: _on_derived_text,
         INTRO: _on_intro,
         AFTER_CALL: _on_after_call,
@@ -247,7 +316,7 @@ class DerivedParser(ThinkTextMachine):
 def parser_class(base: type[DerivedParser], description: FormatDescription, name: str) -> type[DerivedParser]:
     """A parser class for ``description``: ``base`` (a family) with its compiled syntax and markers."""
     syntax = Syntax.of(description)
-    markers = tuple(m for m in (syntax.trigger, syntax.think_close) if m)
+    markers = tuple(m for m in (syntax.trigger, syntax.think_close, syntax.stop) if m)
     namespace = {
         "syntax": syntax,
         "_think_open": syntax.think_open,

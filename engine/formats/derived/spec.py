@@ -24,7 +24,7 @@ from callscope.engine.formats._kit.gbnf import (
 from callscope.engine.formats._kit.spec import Call, FormatSpec, Markers
 from callscope.engine.formats._kit.writing import dumps
 from callscope.engine.formats.derived import json_family, tag_json, tag_tagged
-from callscope.engine.formats.derived.description import ID, INDEX, JSON, TAG_JSON, TAG_TAGGED, FormatDescription
+from callscope.engine.formats.derived.description import ID, INDEX, JSON, KEY, TAG_JSON, TAG_TAGGED, FormatDescription
 from callscope.engine.formats.derived.machine import DerivedParser, parser_class
 
 #: Family -> its parser base class.
@@ -112,7 +112,7 @@ def write_call(d: FormatDescription, index: int, name: str, args: dict[str, Any]
         for key, value in args.items():
             text = value if isinstance(value, str) else dumps(value)
             suffix = d.key_suffix if isinstance(value, str) or not d.key_suffix_json else d.key_suffix_json
-            params.append(d.key_prefix + key + suffix + d.value_lead + text + d.value_trail + d.value_end)
+            params.append(d.key_prefix + key + suffix + d.value_lead + text + d.value_trail + d.value_end.replace(KEY, key))
         body = name + _filled(d.name_suffix, index) + d.argument_separator.join(params)
     return _filled(d.call_start, index) + body + d.call_end
 
@@ -166,7 +166,7 @@ def call_grammar(d: FormatDescription, name: str, args: ArgumentRules) -> str:
     def block(param: ParameterRule) -> str:
         suffix = d.key_suffix if param.kind == "string" or not d.key_suffix_json else d.key_suffix_json
         opening = lit(d.key_prefix + param.key + suffix + d.value_lead)
-        return f"{opening} {param.value} {lit(d.value_trail + d.value_end + d.argument_separator)}"
+        return f"{opening} {param.value} {lit(d.value_trail + d.value_end.replace(KEY, param.key) + d.argument_separator)}"
 
     return f"{head} {parameter_blocks(args, block)} {lit(d.call_end)}"
 

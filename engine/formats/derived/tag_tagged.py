@@ -29,9 +29,10 @@ from typing import Any, ClassVar
 
 from callscope.engine.formats._kit.marker_search import held_back_from
 from callscope.engine.formats._kit.xml_values import TypedArguments
+from callscope.engine.formats.derived.description import KEY as KEY_PLACEHOLDER
 from callscope.engine.formats.derived.description import SKIP
 from callscope.engine.formats.derived.machine import NAME_LIMIT, NEXT, name_stop
-from callscope.engine.formats.derived.pattern import DONE, FAIL, MORE, Pattern
+from callscope.engine.formats.derived.pattern import DONE, FAIL, MORE, Match, Pattern
 from callscope.engine.formats.derived.tags import TagParser
 
 ARG_NEXT = "arg_next"  # another argument, or the call's end
@@ -66,11 +67,17 @@ class Parser(TagParser):
         self._key_suffix = Pattern.compile(varying(d.key_suffix, d.key_suffix_json))
         self._separator = Pattern.compile(d.argument_separator)
         self._key_stop = name_stop(d.key_suffix)
-        end = d.value_end.strip()
-        self._value_end = end
-        self._value_ends = (d.value_trail + end, end) if d.value_trail else (end,)
+        self._value_end = ""  # the open value's closer (its key filled in where the closer names it)
+        self._value_ends: tuple[str, ...] = ()
+        self._closer_names_key = KEY_PLACEHOLDER in d.value_end
+        self._set_value_end(d.value_end.strip())
         self._args: TypedArguments | None = None  # the open call's arguments, typed from the tools' schema
         self._key = ""
+
+    def _set_value_end(self, end: str) -> None:
+        trail = self.syntax.description.value_trail
+        self._value_end = end
+        self._value_ends = (trail + end, end) if trail else (end,)
 
     # ------------------------------------------------------------ the call
 
@@ -87,12 +94,18 @@ class Parser(TagParser):
         if not buf.strip():
             return False
         key = self._key_prefix.match(buf) if not self._key_prefix.empty else None
+        # no call_end (calls joined without one): the call ends where something other than a key follows
+        end = self.syntax.call_end.match(buf) if not self.syntax.call_end.empty else Match(FAIL)
+        if key is not None and key.status == DONE:
+            if end.status == MORE:
+                return False  # "<" may open a key or begin "</invoke>": the next piece decides
+            if end.status == DONE and end.end > key.end:
+                key = None  # the call's end, which starts like a key's opener ("</invoke>" after "<")
         if key is not None and key.status == DONE:
             self._buf = buf[key.end :]
             self._key = ""
             self._state = KEY
             return True
-        end = self.syntax.call_end.match(buf)
         if end.status == DONE:
             self._buf = buf[end.end :]
             self._close_call()
@@ -131,6 +144,8 @@ class Parser(TagParser):
         self._buf = self._buf[found.end :]
         if self._args is not None:
             self._args.key(self._key)  # '"KEY":' once its suffix confirmed it (and '"' for a string)
+        if self._closer_names_key:
+            self._set_value_end(self.syntax.description.value_end.strip().replace(KEY_PLACEHOLDER, self._key))
         self._state = VALUE_START
         return True
 
@@ -190,6 +205,10 @@ class Parser(TagParser):
             self._args.close_value()
 
     def _finish_call(self, state: str, buf: str) -> None:
+        if state in (ARG_NEXT, ARG_SEP):  # the generation ends after a value: with no call_end, the call is whole
+            if self.syntax.call_end.empty:
+                self._close_call()
+            return
         if state != VALUE:
             return  # layout or a half-typed marker: dropped
         if self._value_end and self._value_end in buf:  # the end arrived with the last piece

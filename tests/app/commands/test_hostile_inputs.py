@@ -537,7 +537,7 @@ def test_reading_stops_one_byte_past_the_cap():
 @pytest.mark.parametrize(
     "lines, where, why",
     [
-        (["[1, 2]"], None, "is neither a callscope trace"),
+        (["[1, 2]"], None, "callscope reads: callscope traces"),
         ([json.dumps(HEADER), '"step"'], 2, "expected a JSON object record"),
         ([json.dumps(HEADER), "17"], 2, "expected a JSON object record"),
         ([json.dumps(dict(HEADER, source=["text"]))], 1, '"source"'),

@@ -186,10 +186,10 @@ def test_a_file_that_is_neither_trace_nor_fixture_says_so(tmp_path, capsys):
     path.write_text("Some notes\nabout nothing\n")
     code, _, err = cli(capsys, "replay", path)
     assert code == 2 and err.count("\n") == 1
-    assert "neither a callscope trace" in err and "nor a byte-prefix fixture" in err
+    assert "is not a recording. callscope reads: callscope traces" in err and "byte-prefix fixtures" in err
     (tmp_path / "tools.json").write_text('{"tools": []}')
     code, _, err = cli(capsys, "replay", tmp_path / "tools.json")
-    assert code == 2 and "neither a callscope trace" in err
+    assert code == 2 and "callscope reads: callscope traces" in err
 
 
 def test_unknown_schema_version_exits_2_naming_known_versions(tmp_path, capsys):

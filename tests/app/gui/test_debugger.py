@@ -422,7 +422,8 @@ def test_the_source_bar_offers_paste_and_a_fixture_says_what_it_is_for(qtbot, tm
     assert window.source_bar.expected.text() == "expected verdict ✓"
     assert "neither may go out before call 0 is named" in window.source_bar.expected.toolTip()
     headline = window.reconcile_view.headline.text()
-    assert "neither may go out before call 0 is named" in headline and "expected verdict (incremental): matches" in headline
+    assert "expected verdict (incremental): matches" in headline
+    assert "neither may go out before call 0 is named" in window.reconcile_view.about.toolTip()
 
 
 def test_counts_are_singular_when_there_is_one(qtbot, tmp_path, monkeypatch):

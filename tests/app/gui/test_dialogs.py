@@ -28,11 +28,14 @@ def test_paste_and_run_dialogs_return_what_was_entered(qtbot):
     paste.rate.setValue(0)
     v = paste.values()
     assert (v.text, v.format_id, v.unit, v.size, v.rate) == ("<tool_call>", "qwen3_coder", "char", 4, None)
-    assert not v.thinking
-    paste.thinking.setChecked(True)
-    assert paste.thinking.isEnabled() and paste.values().thinking
-    paste.format.setCurrentText("mistral")  # no reasoning block in this format: the box is greyed and ignored
+    assert paste.thinking.currentText() == "auto" and v.thinking is False  # no template: nothing opened reasoning
+    paste.thinking.setCurrentText("on")
+    assert paste.thinking.isEnabled() and paste.values().thinking is True
+    paste.format.setCurrentText("llama3_json")  # no reasoning block in this format: the picker is greyed and ignored
     assert not paste.thinking.isEnabled() and not paste.values().thinking
+    from_template = PasteDialog(None, "qwen3_coder", "auto", may_open=True)  # the Template pane's, for Qwen3.5
+    qtbot.addWidget(from_template)
+    assert from_template.values().thinking == "auto"  # the text decides
     run = RunDialog()
     qtbot.addWidget(run)
     assert '"write_file"' in run.tools.text()  # the default demo's request is loaded

@@ -44,7 +44,7 @@ def test_the_client_view_follows_the_cursor(window):
     shown = pane.streaming.body.toPlainText()
     assert "write_file" in shown and "path" in shown and "def handler" in shown
     assert pane.streaming.clock.text() == pane.atomic.clock.text() == f"{window.session.state.timebase.x(180) / 1000:.1f} s"
-    assert "first delta at 0.54 s" in pane.streaming.status.text()
+    assert "first delta at 0.542 s" in pane.streaming.status.text()
     window.session.state.end()
     settle(window)
     assert pane.atomic.pages.currentIndex() == 1 and "finish tool_calls" in pane.atomic.status.text()

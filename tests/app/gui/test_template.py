@@ -118,7 +118,7 @@ def _accept_paste(text: str, seen: list):
         if dialog is None:
             QTimer.singleShot(10, act)
             return
-        seen.append((dialog.format.currentText(), dialog.thinking.isChecked()))
+        seen.append((dialog.format.currentText(), dialog.values().thinking))
         dialog.text.setPlainText(text)
         dialog.accept()
 
@@ -132,7 +132,7 @@ def test_paste_from_the_pane_reads_the_text_with_the_templates_parser(window, qt
     assert text.startswith("</thought>")  # the prompt opened reasoning: the text closes it first
     _accept_paste(text, seen)
     window.template_view.paste_button.click()
-    assert seen == [(state.format_id, True)]  # the template's parser, starting inside the reasoning it opens
+    assert seen == [(state.format_id, "auto")]  # the template's parser; the text says it starts inside reasoning
     a = window.session.current
     assert a.source.format == state.format_id and [c.name for c in a.calls] == ["get_weather", "read_file"]
 

@@ -287,7 +287,7 @@ def test_every_error_shows_a_dialog_and_keeps_the_view(window, tmp_path):
     assert not window.start_run(RunValues(None, "auto", "incremental", "hi", '{"tools": 3}', "any", 8, 1))
     titles = [t for t, _ in window.shown_errors]
     assert titles == ["Cannot open", "Cannot open", "Bad tools JSON", "Cannot open", "Cannot open", "Bad model", "Bad tools JSON"]
-    assert "neither a callscope trace" in window.shown_errors[0][1]
+    assert "callscope reads: callscope traces" in window.shown_errors[0][1]
     assert window.session.state is before  # the previous view stays
     before.step_token(-1)
     settle(window)
@@ -367,7 +367,7 @@ def test_gui_screenshot_renders_and_exits(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "callscope", "gui", str(bad), "--screenshot", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
     )
-    assert done.returncode == 2 and "neither a callscope trace" in done.stderr
+    assert done.returncode == 2 and "callscope reads: callscope traces" in done.stderr
 
 
 def _selected(window) -> dict[str, str]:

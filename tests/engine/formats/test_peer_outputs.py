@@ -45,6 +45,9 @@ class Case:
     tools: list[dict[str, Any]] = field(default_factory=list)
     ids: tuple[str | None, ...] | None = None  # the model's own call ids, where the format carries them
     reasoning: str | None = None
+    #: How the parser starts: the peers' thinking-mode outputs come from a prompt that opened reasoning, and
+    #: the template alone says only that it may have ("auto": the parser reads it from the text).
+    thinking: bool | str = False
 
     def __str__(self) -> str:
         return f"{self.format_id}:{self.peer.split('/')[-1].split(' ')[-1]}"
@@ -77,6 +80,9 @@ CASES = [
          "<parameter=mode>\nw\n</parameter>\n</function>\n</tool_call>",
          [("write", {"body": "<p>x</parameter> is not the end", "mode": "w"})], "",
          [fn("write", body="string", mode="string")]),
+    Case("qwen3_coder", VLLM + "test_qwen3coder_tool_parser.py: the opening <tool_call> skipped",
+         "I'll check.\n<function=get_weather>\n<parameter=city>\nNice\n</parameter>\n</function>\n</tool_call>",
+         [("get_weather", {"city": "Nice"})], "I'll check.\n", DAYS),
     Case("qwen3_coder", VLLM + "test_qwen3coder_tool_parser.py: Python literals", "<tool_call>\n<function=get_weather>"
          "\n<parameter=metric>\nFalse\n</parameter>\n<parameter=hours>\nNone\n</parameter>\n</function>\n</tool_call>",
          [("get_weather", {"metric": False, "hours": None})], "", DAYS),
@@ -126,6 +132,16 @@ CASES = [
          '<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "A"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>get_time'
          '<｜tool▁sep｜>{"tz": "B"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
          [("get_weather", {"city": "A"}), ("get_time", {"tz": "B"})], "On it."),
+    Case("deepseek_v31", VLLM + "test_deepseekv31_tool_parser.py: text after the calls is not content",
+         "Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Rome\"}<｜tool▁call▁end｜>"
+         "<｜tool▁calls▁end｜> I hope that helps.", [("get_weather", {"city": "Rome"})], "Sure."),
+    Case("deepseek_v31", VLLM + "test_deepseekv31_reasoning_parser.py: thinking on, read from the text",
+         "The user wants Rome.</think>Checking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>"
+         '{"city": "Rome"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>', [("get_weather", {"city": "Rome"})], "Checking.",
+         reasoning="The user wants Rome.", thinking="auto"),
+    Case("deepseek_v31", VLLM + "test_deepseekv31_reasoning_parser.py: thinking off, read from the text",
+         '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Rome"}<｜tool▁call▁end｜>'
+         "<｜tool▁calls▁end｜>", [("get_weather", {"city": "Rome"})], "", reasoning="", thinking="auto"),
     # ---------------------------------------------------------------- gpt_oss
     Case("gpt_oss", VLLM + "test_openai_tool_parser.py: analysis then a call", "<|channel|>analysis<|message|>Need the "
          "weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
@@ -170,6 +186,11 @@ CASES = [
          '</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="days" '
          'string="false">7</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
          [("get_weather", {"city": "A"}), ("get_weather", {"days": 7})], tools=DAYS),
+    Case("deepseek_v32", VLLM + "test_deepseekv32_reasoning_parser.py: thinking on (V3.2, V4), read from the text",
+         "Weather first.</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n"
+         '<｜DSML｜parameter name="city" string="true">Oslo</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
+         "</｜DSML｜function_calls>", [("get_weather", {"city": "Oslo"})], "", tools=DAYS,
+         reasoning="Weather first.", thinking="auto"),
     # ---------------------------------------------------------------- kimi_k2
     Case("kimi_k2", VLLM + "test_kimi_k2_tool_parser.py: content, one call", "I'll check.<|tool_calls_section_begin|>"
          '<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Beijing"}<|tool_call_end|>'
@@ -221,6 +242,12 @@ CASES = [
          '"Lagos"}}]</TOOLCALL>', [("get_weather", {"city": "Lagos"})], ""),
     Case("nemotron_v2", VLLM + "test_nemotron_nano_v2_tool_parser.py: content, two calls", "Working.\n<TOOLCALL>["
          '{"name": "a", "arguments": {"n": 1}}, {"name": "b", "arguments": {}}]</TOOLCALL>', [("a", {"n": 1}), ("b", {})]),
+    Case("nemotron_v2", VLLM + "test_nemotron_nano_v2_reasoning: thinking on, read from the text",
+         'Lagos, then.\n</think>\n<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Lagos"}}]</TOOLCALL>',
+         [("get_weather", {"city": "Lagos"})], "", reasoning="Lagos, then.", thinking="auto"),
+    Case("nemotron_v2", VLLM + "test_nemotron_nano_v2_reasoning: thinking off, read from the text",
+         'Sure.\n<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Lagos"}}]</TOOLCALL>',
+         [("get_weather", {"city": "Lagos"})], "Sure.\n", reasoning="", thinking="auto"),
     # ---------------------------------------------------------------- apriel
     Case("apriel", LLAMACPP + " (Apriel 1.5)", '<thinking>Call it.</thinking>\n<tool_calls>[{"name": "get_weather", '
          '"arguments": {"city": "Accra"}}]</tool_calls>', [("get_weather", {"city": "Accra"})], "",
@@ -275,7 +302,7 @@ OWN_FORMATS = {"emulated"}
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_peer_outputs_parse_to_the_calls_the_peers_expect(case: Case):
     tools = normalize_tools(case.tools) if case.tools else None
-    final = check_stream(case.format_id, case.text, tools=tools)
+    final = check_stream(case.format_id, case.text, tools=tools, thinking=case.thinking)
     assert [(c.name, json.loads(c.arguments)) for c in final.calls] == case.calls
     if case.content is not None:
         assert final.content == case.content

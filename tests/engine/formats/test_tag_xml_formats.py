@@ -398,8 +398,10 @@ def qwen_call(name: str, *params: tuple[str, str]) -> str:
 
 
 def test_qwen_closer_and_newline_inside_a_value_is_value_text():
-    # code that writes the closer on its own line: only </function> or the next parameter closes the value
-    code = "tags = '''\n</parameter>\nmore code\n'''"
+    # code that writes the closer (though not as the template's own closing line "\n</parameter>\n",
+    # which closes the value where it stands, as llama.cpp reads it): only </function> or the next
+    # parameter closes the value
+    code = "tags = '''</parameter>\nmore code\n'''"
     text = qwen_call("run", ("code", code), ("lang", "py"))
     final = check_stream("qwen3_coder", text, tools=[tool("run", code="string", lang="string")])
     assert json.loads(final.calls[0].arguments) == {"code": code, "lang": "py"}
@@ -407,7 +409,7 @@ def test_qwen_closer_and_newline_inside_a_value_is_value_text():
 
 def test_qwen_the_schema_tells_the_next_parameter_from_quoted_text():
     # a file that holds a tool call: the parameter it quotes is one already written, so not the next one
-    quoting = "<tool_call>\n<function=run>\n<parameter=code>\nx\n</parameter>\n<parameter=code>\ny"
+    quoting = "<tool_call>\n<function=run>\n<parameter=code>\nx</parameter>\n<parameter=code>\ny"
     text = qwen_call("run", ("code", quoting), ("lang", "py"))
     tools = [tool("run", code="string", lang="string")]
     assert json.loads(check_stream("qwen3_coder", text, tools=tools).calls[0].arguments) == {"code": quoting, "lang": "py"}

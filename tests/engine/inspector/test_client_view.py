@@ -62,13 +62,13 @@ def test_the_streaming_client_fills_in_while_the_atomic_one_waits():
     assert call.name == "write_file" and 0 < len(call.arguments) < len(analysis.calls[0].streamed_arguments)
     assert middle.streaming.clock == f"{tb.x(tb.last // 2) / 1000:.1f} s" == middle.atomic.clock
     assert middle.atomic.spinner and middle.streaming.spinner == ""
-    assert middle.streaming.status.startswith("first delta at 0.54 s") and "characters so far" in middle.streaming.status
+    assert middle.streaming.status.startswith("first delta at 0.542 s") and "characters so far" in middle.streaming.status
     end = view.at(tb.last)
     assert end.streaming.state == end.atomic.state == DONE
     assert end.streaming.finish_reason == end.atomic.finish_reason == "tool_calls"
     streamed = [(c.name, c.arguments) for c in end.streaming.calls]
     assert streamed == [(c.name, c.arguments) for c in end.atomic.calls] == [("write_file", analysis.calls[0].final_arguments)]
-    assert end.atomic.status.startswith("all of it at 29.2")
+    assert end.atomic.status.startswith("whole call at 29.2 s")
     assert end.headline == ttfd_label(analysis) and end.headline.startswith("first delta 0.542 s vs 29.2 s atomic")
 
 

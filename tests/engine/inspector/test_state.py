@@ -424,7 +424,7 @@ def test_reconciliation_carries_why_the_stream_ended():
 def test_sources_report_user_errors(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not a recording\n")
-    with pytest.raises(SourceError, match="neither a callscope trace"):
+    with pytest.raises(SourceError, match="callscope reads: callscope traces"):
         FileSource(str(bad)).analyses("incremental")
     with pytest.raises(SourceError, match="no such file"):
         FileSource(str(tmp_path / "missing.jsonl")).analyses("incremental")

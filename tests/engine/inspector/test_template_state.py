@@ -52,7 +52,8 @@ def test_a_derived_format_says_so_and_describes_the_syntax_it_learnt():
     assert d.learnt and d.title == "tag + tagged arguments"
     assert ("key suffix", repr('" kind="text">')) in d.fields and ("call start", repr('<fn name="')) in d.fields
     assert d.reasoning.startswith("<thought> ... </thought> (the generation prompt opens it")
-    assert state.thinking, "the prompt opens reasoning: a pasted generation starts inside it"
+    # the prompt opens reasoning: a pasted generation is read undecided until its text shows the state
+    assert state.thinking == "auto" and state.may_open_reasoning and state.thinking_line.startswith("thinking: auto")
     assert state.check_ok and [t.label for t in state.trips] == ["default", "enable_thinking=false"]
     first = state.trips[0].read_back  # the model writes the close of the block the prompt opened: markup
     assert first[0].kind == "call" and first[0].text.startswith('</thought>\n<fn name="get_weather">')

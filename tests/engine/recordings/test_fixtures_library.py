@@ -13,10 +13,14 @@ import pytest
 
 from callscope.engine.analysis.expectations import check_verdict, verdicts_by_policy
 from callscope.engine.analysis.report import report_json
-from callscope.engine.formats import FORMAT_IDS
+from callscope.engine.formats import BUILTIN
 from callscope.engine.recordings.replay import analyze_recording, load_recording
+from callscope.engine.templates.families import FAMILIES
+from callscope.engine.templates.recorded import recorded_format
 from tests.support.paths import ROOT
 from tests.support.schema import validate_report
+
+pytestmark = pytest.mark.usefixtures("forget_derived")  # derived formats are forgotten after each test
 
 FIXTURES = ROOT / "fixtures"
 FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".txt"))
@@ -28,6 +32,7 @@ def _streams(path: Path):
     if recording.fixtures is not None:
         return recording, [(f.name, f.description, f.expect) for f in recording.fixtures]
     header = recording.trace.header
+    recorded_format(header.format, header.template)  # a format derived from the template it names: derived again
     return recording, [(recording.names()[0], header.description, header.expect)]
 
 
@@ -49,7 +54,7 @@ def test_every_recording_replays_to_its_expected_verdict(path):
 
 
 def test_every_wire_format_has_a_single_call_with_content_and_parallel_calls():
-    for format_id in FORMAT_IDS:
+    for format_id in BUILTIN:
         single = load_recording(FIXTURES / "formats" / f"{format_id}_single.jsonl")
         parallel = load_recording(FIXTURES / "formats" / f"{format_id}_parallel.jsonl")
         assert single.trace.header.format == parallel.trace.header.format == format_id
@@ -57,6 +62,23 @@ def test_every_wire_format_has_a_single_call_with_content_and_parallel_calls():
         assert a.terminal.content.strip() and len(a.calls) == 1, format_id
         (b,) = analyze_recording(parallel)
         assert [c.index for c in b.calls] == [0, 1], format_id
+
+
+TRACES = [p for p in FILES if p.suffix == ".jsonl" and load_recording(p).trace.header.template]
+
+
+def test_every_format_and_family_fixture_names_its_template():
+    named = {p.relative_to(FIXTURES).parts[0] for p in TRACES}
+    assert named == {"formats", "families"}
+    assert {f.name for f in FAMILIES} == {p.stem.rsplit("_", 1)[0] for p in TRACES if p.parent.name == "families"}
+
+
+@pytest.mark.parametrize("path", TRACES, ids=[str(p.relative_to(FIXTURES)) for p in TRACES])
+def test_format_auto_and_the_named_format_agree(path):
+    """``replay --format auto`` reads the fixture with the parser of the template it names: the same format."""
+    header = load_recording(path).trace.header
+    chosen, choice = recorded_format(header.format, header.template, "auto")
+    assert chosen == header.format, choice.reason
 
 
 def test_headline_scenario_29_seconds_of_silence_against_a_first_delta_within_a_second():
