@@ -1,18 +1,24 @@
 # Two commands a new user needs:  `make run`  (set up, then open callscope)
-#                                 `make test` (set up, then run the tests)
+#                                 `make test` (set up, then run the tests: everything, as CI does)
+# The developer's inner loop:     `make check` (the Qt-free, model-free tests: under two minutes)
 # Options: NATIVE=1 builds llama.cpp for this CPU only (opt-in; the default build runs on any x86-64 with AVX2).
 VENV   ?= .venv
 PYTHON ?= python3
 NATIVE ?= 0
 BIN     = $(VENV)/bin
 
-.PHONY: run test setup system-deps llama llama-rebuild wheel-check bench screenshots lint desktop clean node-clients
+.PHONY: run test check setup system-deps llama llama-rebuild wheel-check bench screenshots lint desktop clean node-clients
 
 run: setup
 	$(BIN)/callscope gui
 
 test: setup node-clients
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider
+
+# Everything but the window, the model, llama.cpp's server, node and the slow builds; fails if a test loaded Qt.
+CHECK_MARKERS = not (gui or model or llama or node or slow)
+check: setup
+	CALLSCOPE_CHECK_QT_FREE=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m "$(CHECK_MARKERS)"
 
 setup: system-deps llama $(VENV)/.installed
 

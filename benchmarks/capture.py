@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from callscope.benchmarks import BenchError, child_argv
+from callscope.benchmarks.loopback import http_chunk, start_child, start_server, stop_child
 
 WHAT = "loopback SSE capture throughput against a bare httpx reader"
 DEFAULT_CHUNKS = 5000
@@ -85,7 +86,7 @@ async def _send_chunks(writer: asyncio.StreamWriter, template: bytes, chunks: in
     monotonic = time.monotonic
     for i in range(chunks):
         payload = template % (i, monotonic())
-        writer.write(b"%x\r\n%s\r\n" % (len(payload), payload))
+        writer.write(http_chunk(payload))
         if writer.transport.get_write_buffer_size() > 262_144:
             await writer.drain()
 
@@ -108,38 +109,20 @@ async def _serve(chunks: int, requests: int, long_line: int = 0) -> None:
     served = 0
     finished = asyncio.Event()
 
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal served
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for header in head.split(b"\r\n"):
-                if header.lower().startswith(b"content-length:"):
-                    length = int(header.split(b":", 1)[1])
-            await reader.readexactly(length)
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                         b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n")
-            if line:
-                await _send_long(writer, line)
-            else:
-                await _send_chunks(writer, template, chunks)
-            done = b"data: [DONE]\n\n"
-            writer.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))
-            await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
-            try:  # every byte out before the last request lets the process exit
-                await writer.wait_closed()
-            except (ConnectionError, OSError):
-                pass
-            served += 1
-            if served >= requests:
-                finished.set()
+    async def respond(head: bytes, writer: asyncio.StreamWriter) -> None:
+        if line:
+            await _send_long(writer, line)
+        else:
+            await _send_chunks(writer, template, chunks)
+        writer.write(http_chunk(b"data: [DONE]\n\n"))
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    print(server.sockets[0].getsockname()[1], flush=True)
+    def answered() -> None:
+        nonlocal served
+        served += 1
+        if served >= requests:
+            finished.set()
+
+    server = await start_server(respond, answered)
     try:
         await asyncio.wait_for(finished.wait(), _SERVER_IDLE_S * max(1, requests))
     except TimeoutError:
@@ -148,13 +131,7 @@ async def _serve(chunks: int, requests: int, long_line: int = 0) -> None:
 
 
 def _start_server(chunks: int, requests: int, long_line: int = 0) -> tuple[subprocess.Popen[str], int]:
-    proc = subprocess.Popen(child_argv("capture", "--serve", str(chunks), str(requests), str(long_line)),
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if not line.strip().isdigit():
-        proc.kill()
-        raise RuntimeError(f"loopback server did not start: {line!r}")
+    proc, line = start_child(child_argv("capture", "--serve", str(chunks), str(requests), str(long_line)))
     return proc, int(line)
 
 
@@ -333,8 +310,7 @@ def _stop_server(proc: subprocess.Popen[str]) -> None:
     try:
         proc.wait(5)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
+        stop_child(proc, grace=5)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

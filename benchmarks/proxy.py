@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from callscope.benchmarks import BenchError, child_argv
+from callscope.benchmarks.loopback import http_chunk, start_child, start_server, stop_child
 
 WHAT = "the recording proxy's added latency per chunk and its throughput against a direct connection"
 DEFAULT_BURST = 20_000
@@ -116,68 +117,30 @@ async def _serve() -> None:
     template, opening, closing = _template(), _opening(), _closing()
     last_request = time.monotonic()
 
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def respond(head: bytes, writer: asyncio.StreamWriter) -> None:
         nonlocal last_request
         last_request = time.monotonic()
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for header in head.split(b"\r\n"):
-                if header.lower().startswith(b"content-length:"):
-                    length = int(header.split(b":", 1)[1])
-            await reader.readexactly(length)
-            parts = head.split(b" ", 2)[1].decode().strip("/").split("/")
-            count, pause = int(parts[1]), (int(parts[2]) / 1e6 if parts[0] == "paced" else 0.0)
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                         b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n")
-            writer.write(b"%x\r\n%s\r\n" % (len(opening), opening))
-            monotonic = time.monotonic
-            if pause:  # one HTTP chunk per event, each written when its time comes
-                for i in range(count):
-                    await asyncio.sleep(pause)
-                    payload = template % (i, monotonic())
-                    writer.write(b"%x\r\n%s\r\n" % (len(payload), payload))
-                    await writer.drain()
-            else:  # still one HTTP chunk per event, but made up front and written in large pieces: the upstream
-                now = monotonic()  # costs next to no CPU, so the two routes compete for the cores the least
-                frames = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in (template % (i, now) for i in range(count)))
-                for start in range(0, len(frames), _BURST_PIECE):
-                    writer.write(frames[start:start + _BURST_PIECE])
-                    await writer.drain()
-            writer.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(closing), closing))
-            await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
+        parts = head.split(b" ", 2)[1].decode().strip("/").split("/")
+        count, pause = int(parts[1]), (int(parts[2]) / 1e6 if parts[0] == "paced" else 0.0)
+        writer.write(http_chunk(opening))
+        monotonic = time.monotonic
+        if pause:  # one HTTP chunk per event, each written when its time comes
+            for i in range(count):
+                await asyncio.sleep(pause)
+                writer.write(http_chunk(template % (i, monotonic())))
+                await writer.drain()
+        else:  # still one HTTP chunk per event, but made up front and written in large pieces: the upstream
+            now = monotonic()  # costs next to no CPU, so the two routes compete for the cores the least
+            frames = b"".join(http_chunk(template % (i, now)) for i in range(count))
+            for start in range(0, len(frames), _BURST_PIECE):
+                writer.write(frames[start:start + _BURST_PIECE])
+                await writer.drain()
+        writer.write(http_chunk(closing))
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    print(server.sockets[0].getsockname()[1], flush=True)
+    server = await start_server(respond)
     while time.monotonic() - last_request < _IDLE_S:  # ends by itself when the bench is gone
         await asyncio.sleep(1.0)
     server.close()
-
-
-def _start(argv: list[str], banner_on_stderr: bool = False) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE if banner_on_stderr else None,
-                            text=True)
-    stream = proc.stderr if banner_on_stderr else proc.stdout
-    assert stream is not None
-    line = stream.readline()
-    if not line.strip():
-        proc.kill()
-        raise RuntimeError(f"{' '.join(argv[:4])}... did not start")
-    return proc, line
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
 
 
 # ====================================================================== the client
@@ -240,9 +203,9 @@ class _Proxy:
         self.folder = tempfile.TemporaryDirectory(prefix="callscope-bench-proxy-")
         argv = [sys.executable, "-m", "callscope", "proxy", "--listen", "127.0.0.1:0", "--upstream", upstream,
                 "--record-dir", self.folder.name, "--json"]
-        self.proc, banner = _start(argv, banner_on_stderr=True)
+        self.proc, banner = start_child(argv, banner_on_stderr=True)
         if "listening on " not in banner:
-            _stop(self.proc)
+            stop_child(self.proc)
             raise RuntimeError(f"callscope proxy did not start: {banner.strip()}")
         self.url = banner.split("listening on ")[1].split(" ")[0]
 
@@ -259,7 +222,7 @@ class _Proxy:
         return _cpu_seconds(self.proc.pid), sum(_cpu_seconds(child) for child in _children(self.proc.pid))
 
     def close(self) -> None:
-        _stop(self.proc)
+        stop_child(self.proc)
         self.folder.cleanup()
 
 
@@ -292,7 +255,7 @@ class _Mitmdump:
         return _cpu_seconds(self.proc.pid)
 
     def close(self) -> None:
-        _stop(self.proc)
+        stop_child(self.proc)
         self.confdir.cleanup()
 
 
@@ -367,7 +330,7 @@ def measure(burst: int = DEFAULT_BURST, paced: int = DEFAULT_PACED, interval_ms:
     runs beside them (started before that pair, stopped after). ``mitmdump``: the path of a ``mitmdump``
     read as a third route in every round.
     """
-    upstream, line = _start(child_argv("proxy", "--serve"))
+    upstream, line = start_child(child_argv("proxy", "--serve"))
     base = f"http://127.0.0.1:{int(line)}"
     proxy: _Proxy | None = None
     mitm: _Mitmdump | None = None
@@ -401,7 +364,7 @@ def measure(burst: int = DEFAULT_BURST, paced: int = DEFAULT_PACED, interval_ms:
             mitm.close()
         if proxy is not None:
             proxy.close()
-        _stop(upstream)
+        stop_child(upstream)
     return _summary(run, burst, paced, interval_ms, rounds, neighbour, mitmdump)
 
 

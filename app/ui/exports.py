@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.analysis.report import report_json
 from callscope.engine.core.json_text import dumps
-from callscope.engine.core.wire import sse_line
+from callscope.engine.recordings.sse_dump import sse_transcript
 from callscope.engine.recordings.trace_io import write_analysis_trace
 from callscope.ui import theme
 
@@ -42,12 +42,6 @@ def write_report(path: str, analyses: list[Analysis]) -> None:
     except ValueError as exc:
         raise ExportError(f"cannot write {path}: the report is not valid JSON ({exc})") from None
     _write(path, text + "\n")
-
-
-def sse_transcript(analysis: Analysis) -> str:
-    """The stream as a client received it: one ``data:`` event per chunk, then ``[DONE]``."""
-    lines = [sse_line(chunk, analysis.identity) + "\n\n" for chunk in analysis.chunks]
-    return "".join(lines) + "data: [DONE]\n\n"
 
 
 def write_sse(path: str, analysis: Analysis) -> None:

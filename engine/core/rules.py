@@ -4,7 +4,7 @@ A :class:`~callscope.engine.core.wire.Violation` names its rule by id; reports, 
 expected verdicts and scripts match on those ids, so they never change. They are listed
 here once, each with its meaning and the sources that can raise it, and every place that
 raises a violation uses the constants below (a test checks no rule id is spelled out
-anywhere else in the engine, and that README's "Violation rules" list matches :data:`RULES`).
+anywhere else in the engine, and that docs/rules.md's table matches :data:`RULES`).
 
 Sources: ``replay`` is a recording (trace, llama.cpp byte-prefix fixture, raw generation) run
 through a parser and a policy; ``run`` is a live model through the same pipeline; ``capture``
@@ -14,12 +14,14 @@ what the server sent rather than a policy's output.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 REPLAY = "replay"
 RUN = "run"
 CAPTURE = "capture"
 SOURCES = (REPLAY, RUN, CAPTURE)
+_KEBAB = re.compile(r"[a-z]+(?:-[a-z]+)+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +34,7 @@ class Rule:
     ends_stream: bool = False
 
 
-#: Every rule by id, in the order README lists them (the policy's rules, then the capture's).
+#: Every rule by id, in the order docs/rules.md lists them (the policy's rules, then the capture's).
 RULES: dict[str, Rule] = {}
 
 
@@ -127,6 +129,30 @@ PROTOCOL_UNKNOWN = _rule(
 
 #: Rules after which nothing more arrives: the reconciliation says the stream ended early.
 STREAM_ENDERS: tuple[str, ...] = tuple(rule.id for rule in RULES.values() if rule.ends_stream)
+#: The rules callscope itself raises (a plug-in's registered rules come after them and can be removed).
+BUILTIN_RULES: tuple[str, ...] = tuple(RULES)
+
+
+def register_rule(rule_id: str, meaning: str, *sources: str) -> str:
+    """Make a rule defined outside callscope (a plug-in's reader or policy, a test) known; returns its id.
+
+    Its id must be new and kebab-case; violations of it then validate, and reports, the
+    rules table and expected verdicts know it, until :func:`unregister_rule`. (A plug-in's
+    rule never ends the stream: that is :data:`STREAM_ENDERS`, fixed.)
+    """
+    if rule_id in RULES:
+        raise ValueError(f"rule {rule_id!r} is already registered")
+    if not _KEBAB.fullmatch(rule_id):
+        raise ValueError(f"rule id {rule_id!r}: lowercase words joined by -")
+    if not sources or not set(sources) <= set(SOURCES):
+        raise ValueError(f"rule {rule_id}: name its sources, from {', '.join(SOURCES)}")
+    return _rule(rule_id, meaning, *sources)
+
+
+def unregister_rule(rule_id: str) -> None:
+    if rule_id in BUILTIN_RULES:
+        raise ValueError(f"rule {rule_id!r} is callscope's own: built-in rules cannot be removed")
+    RULES.pop(rule_id, None)
 
 
 def raised_by(source: str) -> list[Rule]:
@@ -135,7 +161,7 @@ def raised_by(source: str) -> list[Rule]:
 
 
 def markdown_table() -> str:
-    """README's table of the rules (a test checks README holds exactly this, so the two never drift)."""
+    """docs/rules.md's table of the rules (a test checks the doc holds exactly this, so the two never drift)."""
     rows = ["| rule | meaning | raised by |", "| --- | --- | --- |"]
     for rule in RULES.values():
         ends = " (ends the stream)" if rule.ends_stream else ""

@@ -17,6 +17,9 @@ Adding a format:
 2. add ``"<id>"`` to :data:`BUILTIN` below (the order is the order of ``--help``
    and the GUI's picker; detection order comes from the specs' priorities).
 
+The tests then ask for its row in docs/formats.md, its peers' cases and its fixtures
+(docs/extending.md, "A wire format", counts every touch).
+
 A format defined outside callscope (a plug-in, a test) needs no edit here:
 ``register_format(SPEC)`` makes it known to every consumer (``--format``,
 ``replay-text``, ``run``'s forced calls, template detection, the capture

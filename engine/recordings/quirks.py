@@ -4,8 +4,8 @@ Every quirk is a capture trace whose header says what it is, who sent it, and wh
 every real client library ended with (``extra.outcomes``, from the differential
 test). :func:`library` reads them; :func:`client_matrix` says, for any captured
 stream, what each client profile ends with: ``ok``, ``wrong`` (and what it got) or
-``raises`` (and what); :func:`readme_table` is README's quirk × client table, made
-from the stored outcomes of the real libraries (a test keeps README in step).
+``raises`` (and what); :func:`readme_table` is docs/quirks.md's quirk × client table, made
+from the stored outcomes of the real libraries (a test keeps the doc in step).
 """
 
 from __future__ import annotations
@@ -149,13 +149,13 @@ def client_matrix(analyses: list[tuple[str, Analysis]]) -> tuple[list[str], list
     return profiles, rows
 
 
-# ---------------------------------------------------------------- README's table
+# ---------------------------------------------------------------- the table of docs/quirks.md
 
 _MARK = {OK: "✓", WRONG: "✗", RAISES: "raises"}
 
 
 def readme_table() -> str:
-    """The quirk × client table README shows: what each real library ended with (stored outcomes)."""
+    """The quirk × client table docs/quirks.md shows: what each real library ended with (stored outcomes)."""
     quirks = library()
     profiles = [p for p in PROFILES if any(p in q.outcomes for q in quirks)]
     rows = ["| quirk | " + " | ".join(f"`{p}`" for p in profiles) + " |",

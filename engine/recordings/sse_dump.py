@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from callscope.engine.analysis.analyzer import Analysis
 from callscope.engine.core.files import decode_utf8
+from callscope.engine.core.wire import sse_line
 from callscope.engine.recordings.foreign import ForeignStream, split_lines
 from callscope.engine.recordings.trace import Trace, TraceError
 
@@ -20,6 +22,12 @@ from callscope.engine.recordings.trace import Trace, TraceError
 _SSE_FIELD = re.compile(rb"(?:data|event|id|retry)(?::|\r?$)|:")
 #: ``curl -i``: an HTTP status line, then headers, then a blank line, then the body.
 _STATUS_LINE = re.compile(rb"HTTP/\d(?:\.\d)? \d{3}\b")
+
+
+def sse_transcript(analysis: Analysis) -> str:
+    """The stream as a client received it: one ``data:`` event per chunk, then ``[DONE]`` (read back as a dump)."""
+    lines = [sse_line(chunk, analysis.identity) + "\n\n" for chunk in analysis.chunks]
+    return "".join(lines) + "data: [DONE]\n\n"
 
 
 def looks_like_sse(raw: bytes) -> bool:

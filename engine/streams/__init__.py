@@ -5,7 +5,8 @@
   (Chat Completions :mod:`.chat`, OpenAI Responses :mod:`.responses`, Anthropic Messages :mod:`.anthropic`):
   its reader (a :class:`~.reader.ProtocolReader`), endpoint, end events, auth, request shape, recognition;
 - :mod:`.assembly`: what a stream means, and the Analysis built from it;
-- :mod:`.clients`: client profiles (the official openai SDK run for real, a naive ``+=`` client);
+- :mod:`.clients`: client profiles, each a client library's assembly emulated at its exact version (openai, the AI SDK,
+  LangChain, anthropic...), and a naive ``+=`` client;
 - :mod:`.conformance`: :class:`~.conformance.CaptureAnalyzer`, the live analysis that ties them together.
 
 Whoever recorded the lines (the capture client, a recording proxy, a HAR or mitmproxy reader) feeds

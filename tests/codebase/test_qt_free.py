@@ -34,3 +34,23 @@ def test_cli_help_runs_without_display(tmp_path):
     out = subprocess.run([sys.executable, "-m", "callscope", "--help"], cwd=ROOT, capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert "replay-text" in out.stdout
+
+
+#: Test helpers that load Qt when imported.
+QT_HELPERS = ("tests.support.gui_helpers", "tests.support.probe_pane")
+
+
+def test_tests_outside_the_gui_folder_import_no_qt_at_module_level():
+    """Qt-free tests stay Qt-free: `make check` runs them without Qt (a GUI test imports Qt inside itself)."""
+    import ast
+
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if path.relative_to(ROOT / "tests").parts[:2] == ("app", "gui"):
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names
+                          if n.split(".")[0] in QT_MODULES or n in QT_HELPERS]
+    assert not offenders, offenders

@@ -74,14 +74,14 @@ class Endpoint:
 
 
 @contextlib.contextmanager
-def serving(streams: list[QuirkStream]) -> Iterator[Callable[[str], Endpoint]]:
-    """``callscope serve --quirks`` on 127.0.0.1 (the shipped quirks library; the request's ``model`` names the
-    quirk); yields ``endpoint(quirk_id)``."""
+def serving(streams: list[QuirkStream], folder: Path | None = None) -> Iterator[Callable[[str], Endpoint]]:
+    """``callscope serve --quirks`` on 127.0.0.1 (the shipped quirks library, or ``folder``; the request's ``model``
+    names the quirk); yields ``endpoint(quirk_id)``."""
     from callscope.engine.serve import RecordingReplier, quirks_source
     from tests.support.serve_helpers import ServeThread
 
-    del streams  # every shipped quirk is served; each client asks for its own by name
-    with ServeThread(RecordingReplier(quirks_source(fixtures_dir() / "quirks"))) as serve:
+    del streams  # every quirk of the folder is served; each client asks for its own by name
+    with ServeThread(RecordingReplier(quirks_source(folder or fixtures_dir() / "quirks"))) as serve:
         yield lambda quirk_id: Endpoint(serve.url, quirk_id)
 
 
@@ -227,11 +227,13 @@ def run_node(profile: str, jobs: list[dict[str, Any]]) -> list[Outcome]:
 # ====================================================================== everything
 
 
-def real_outcomes(streams: list[QuirkStream], profiles: list[str] | None = None) -> dict[str, dict[str, Outcome]]:
-    """``{quirk: {profile: outcome}}`` for every real client that reads the quirk's protocol."""
+def real_outcomes(streams: list[QuirkStream], profiles: list[str] | None = None,
+                  folder: Path | None = None) -> dict[str, dict[str, Outcome]]:
+    """``{quirk: {profile: outcome}}`` for every real client that reads the quirk's protocol (``folder``: where the
+    quirks are, when not the shipped library)."""
     results: dict[str, dict[str, Outcome]] = {s.id: {} for s in streams}
     wanted = profiles or [*PYTHON_CLIENTS, *NODE_CLIENTS]
-    with serving(streams) as endpoint:
+    with serving(streams, folder) as endpoint:
         for profile, (protocols, run) in PYTHON_CLIENTS.items():
             if profile in wanted:
                 for stream in streams:

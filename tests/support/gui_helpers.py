@@ -7,12 +7,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
-from tests.support.paths import ROOT
-
-FIXTURES = ROOT / "fixtures"
-HEADLINE = FIXTURES / "headline_701_tokens.jsonl"
-PARALLEL = FIXTURES / "formats" / "hermes_parallel.jsonl"
-REGRESS = FIXTURES / "prefix" / "arguments_regress.txt"
+from tests.support.paths import FIXTURES, HEADLINE, PARALLEL, REGRESS, ROOT  # noqa: F401 - re-exported for the GUI tests
 
 
 def make_window(qtbot, tmp_path, monkeypatch, path: Path | None = None):

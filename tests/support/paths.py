@@ -6,3 +6,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 #: Test-only inputs: recordings, templates, the report schema's fallback copy.
 DATA = ROOT / "tests" / "data"
+#: The shipped fixture library, and the recordings many tests open.
+FIXTURES = ROOT / "fixtures"
+HEADLINE = FIXTURES / "headline_701_tokens.jsonl"
+PARALLEL = FIXTURES / "formats" / "hermes_parallel.jsonl"
+REGRESS = FIXTURES / "prefix" / "arguments_regress.txt"

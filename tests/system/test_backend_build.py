@@ -29,7 +29,8 @@ AMX_MNEMONICS = re.compile(r"\b(tileloadd|tileloaddt1|tilestored|tdpbssd|tdpbsud
                            r"ldtilecfg|sttilecfg|tilezero|tilerelease)\b")
 AVX512_REGISTER = re.compile(r"%zmm\d+|%k[1-7]\b")
 
-pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 instruction checks")
+pytestmark = [pytest.mark.llama,
+              pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 instruction checks")]
 
 
 def _libraries() -> list[Path]:

@@ -48,11 +48,6 @@ SHORT = [{"role": "user", "content": "Weather in Paris?"}]
 LONG = "root ::= [a-z ] root"  # a generation that never completes, so it cannot end early
 
 
-@pytest.fixture(scope="module")
-def model():
-    return load_model()
-
-
 def settings(**overrides) -> RunSettings:
     base = {
         "messages": SHORT,

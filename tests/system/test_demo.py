@@ -38,6 +38,7 @@ def test_the_default_demo_is_one_long_write_file_call():
         get_demo("slow")
 
 
+@pytest.mark.llama
 def test_the_demo_raises_the_string_bound_for_its_own_tools_only():
     demo = get_demo()
     options = demo.run_options(demo.tools())
@@ -53,6 +54,7 @@ def test_the_demo_raises_the_string_bound_for_its_own_tools_only():
     assert demo.run_options(weather)["max_string"] == DEFAULT_MAX_STRING  # a tool with an open string gets 24
 
 
+@pytest.mark.model
 def test_prompt_renders_each_demo_request_without_weights(capsys):
     code, out, err = _cli(capsys, "prompt", "--json")
     assert code == 0, err

@@ -71,6 +71,7 @@ SPELLING = {
 }
 
 
+@pytest.mark.llama
 @pytest.mark.parametrize("format_id", GROUP2)
 def test_grammars_spell_the_wire_syntax(format_id):
     grammar = build_tool_grammar(format_id, load_tools(WEATHER), "get_weather", max_calls=2, content_chars=20)
@@ -80,6 +81,7 @@ def test_grammars_spell_the_wire_syntax(format_id):
         assert grammar.max_calls == 1  # one call per turn
 
 
+@pytest.mark.llama
 def test_pythonic_grammar_writes_python_literals():
     tools = [
         {
@@ -163,13 +165,6 @@ def test_builtin_templates_write_past_calls_the_parser_reads(format_id):
 
 
 # ------------------------------------------------------------ pythonic: Python literals validate
-
-
-@pytest.fixture(scope="module")
-def model():
-    from callscope.engine.decode.model import load_model
-
-    return load_model()
 
 
 @pytest.mark.model

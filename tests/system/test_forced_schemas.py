@@ -13,19 +13,13 @@ import pytest
 
 from callscope.engine.core.errors import GrammarError
 from callscope.engine.decode.grammar import build_tool_grammar, compile_grammar, forceable_formats, tighten
-from callscope.engine.decode.model import load_model
 from callscope.engine.decode.session import LiveRun, RunSettings
 from tests.support.forced_schemas import BARE, SCHEMAS, tool, validate
-
-
-@pytest.fixture(scope="module")
-def model():
-    return load_model()
-
 
 # ---------------------------------------------------------------- without the model
 
 
+@pytest.mark.llama
 def test_tightening_keeps_the_schemas_own_bounds():
     tight = tighten(SCHEMAS["min_items_length"], 24)["properties"]
     assert tight["tags"]["minItems"] == 4 and tight["tags"]["maxItems"] == 4  # was clamped to 3 below minItems
@@ -39,6 +33,7 @@ def test_tightening_keeps_the_schemas_own_bounds():
     assert nullable == {"anyOf": [{"type": "string", "minLength": 1, "maxLength": 24}, {"type": "null"}]}
 
 
+@pytest.mark.llama
 def test_refs_are_resolved_per_tool_and_bad_refs_are_grammar_errors():
     first = {"type": "function", "function": {"name": "a", "parameters": {
         "$defs": {"X": {"type": "string", "enum": ["one"]}}, "properties": {"x": {"$ref": "#/$defs/X"}},
@@ -56,6 +51,7 @@ def test_refs_are_resolved_per_tool_and_bad_refs_are_grammar_errors():
         build_tool_grammar("qwen3_coder", [broken], "any")
 
 
+@pytest.mark.llama
 def test_qwen3_coder_parameters_use_the_schema_not_free_text():
     gbnf = build_tool_grammar("qwen3_coder", [tool("pydantic_model"), tool("any_of")], "any").gbnf
     rules = dict(line.split(" ::= ", 1) for line in gbnf.splitlines())

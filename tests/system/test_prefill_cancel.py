@@ -9,7 +9,6 @@ import pytest
 
 from callscope.engine.core.causes import CANCELLED
 from callscope.engine.decode.loop import PREFILL_BATCH, Generation, SamplerSettings, tokenize_prompt
-from callscope.engine.decode.model import load_model
 
 pytestmark = pytest.mark.model
 
@@ -30,11 +29,6 @@ class StopAfterLooks(threading.Event):
         if self.seen > self.looks:
             self.set()
         return super().is_set()
-
-
-@pytest.fixture(scope="module")
-def model():
-    return load_model()
 
 
 def test_stop_during_prompt_evaluation_stops_after_one_batch(model):

@@ -86,12 +86,14 @@ class FunctionXmlMachine(TaggedCallMachine):
         super().__init_subclass__(**kwargs)
         cls._text_markers = (cls.block_open, cls._think_close, FUNCTION, *cls.stray_markers)
         cls._body_markers = (PARAMETER, FUNCTION_END, cls.block_close)
+        cls._block_closes = (cls.block_close,)
         cls._value_end = ValueEnd(
             PARAMETER_END, ((PARAMETER, ">"),), (FUNCTION_END, cls.block_close), ("\n", "\r\n")
         )
 
     _body_markers: ClassVar[tuple[str, ...]]
     _layout_newlines = True
+    _call_opener = FUNCTION
 
     def __init__(self, tools: list[dict[str, Any]] | None = None, thinking: bool = False) -> None:
         super().__init__(tools, thinking)
@@ -117,25 +119,9 @@ class FunctionXmlMachine(TaggedCallMachine):
         self._bare = False
         self._state = _OPEN
 
-    def _on_open(self) -> bool:
-        buf = self._buf
-        rest = buf.lstrip()
-        self._pending += buf[: len(buf) - len(rest)]
-        self._buf = rest
-        if not rest:
-            return False
-        close = self.block_close
-        if rest.startswith(FUNCTION):
-            self._pending += FUNCTION
-            self._begin_name(rest[len(FUNCTION) :], _FN_NAME)
-            return True
-        if rest.startswith(close):  # an empty block
-            self._pending = ""
-            self._buf = rest[len(close) :]
-            return self._back_to_text()
-        if FUNCTION.startswith(rest) or close.startswith(rest):
-            return False
-        return self._release_opener(TEXT)  # not a tool call after all
+    def _begin_call(self, rest: str) -> None:
+        self._pending += FUNCTION
+        self._begin_name(rest[len(FUNCTION) :], _FN_NAME)
 
     def _begin_name(self, rest: str, state: str) -> None:
         self._buf = rest
@@ -199,34 +185,15 @@ class FunctionXmlMachine(TaggedCallMachine):
             return True
         return self._release_opener(BODY)
 
-    def _on_block_next(self) -> bool:
-        rest = self._take_layout()
-        if not rest:
-            return False
-        close = self.block_close
-        if rest.startswith(close):
-            self._ws = ""
-            self._buf = rest[len(close) :]
-            return self._back_to_text()
-        if rest.startswith(FUNCTION):  # several functions in one block
-            self._ws = ""
-            self._pending = FUNCTION
-            self._begin_name(rest[len(FUNCTION) :], _FN_NAME)
-            return True
-        if close.startswith(rest) or FUNCTION.startswith(rest):
-            return False
-        self._ws = ""  # the block was never closed: what follows is content
-        return self._back_to_text()
-
     _handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
         **ThinkTextMachine.think_handlers,
-        _OPEN: _on_open,
+        _OPEN: TaggedCallMachine._on_open,
         _FN_NAME: _on_fn_name,
         BODY: _on_fn_body,
         _PARAM_NAME: _on_param_name,
         PARAM_START: TaggedCallMachine._on_param_start,
         VALUE: TaggedCallMachine._on_value,
-        _BLOCK_NEXT: _on_block_next,
+        _BLOCK_NEXT: TaggedCallMachine._on_block_next,
     }
 
 

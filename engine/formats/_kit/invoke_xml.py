@@ -83,6 +83,7 @@ class InvokeXmlMachine(TaggedCallMachine):
         super().__init_subclass__(**kwargs)
         cls._text_markers = (*cls.block_opens, cls._think_close)
         cls._body_markers = (cls.parameter, cls.invoke_end, *cls.block_closes)
+        cls._call_opener, cls._block_closes = cls.invoke, cls.block_closes
         layout = ("\n", "\r\n") if cls._layout_newlines else ()
         cls._value_end = ValueEnd(cls.parameter_end, ((cls.parameter, '"'),), (cls.invoke_end, *cls.block_closes), layout)
 
@@ -99,26 +100,7 @@ class InvokeXmlMachine(TaggedCallMachine):
         self._pending = marker
         self._state = _OPEN
 
-    def _on_open(self) -> bool:
-        buf = self._buf
-        rest = buf.lstrip()
-        self._pending += buf[: len(buf) - len(rest)]
-        self._buf = rest
-        if not rest:
-            return False
-        if rest.startswith(self.invoke):
-            self._begin_invoke(rest)
-            return True
-        for close in self.block_closes:
-            if rest.startswith(close):  # an empty block
-                self._pending = ""
-                self._buf = rest[len(close) :]
-                return self._back_to_text()
-        if self._may_start(rest, (self.invoke, *self.block_closes)):
-            return False
-        return self._release_opener(TEXT)  # not a tool call after all
-
-    def _begin_invoke(self, rest: str) -> None:
+    def _begin_call(self, rest: str) -> None:
         self._pending += self.invoke
         self._buf = rest[len(self.invoke) :]
         self._name = ""
@@ -191,23 +173,6 @@ class InvokeXmlMachine(TaggedCallMachine):
             return None
         return STRING if string == "true" else None
 
-    def _on_block_next(self) -> bool:
-        rest = self._take_layout()
-        if not rest:
-            return False
-        self._ws = ""
-        if rest.startswith(self.invoke):  # several invokes in one block
-            self._pending = ""
-            self._begin_invoke(rest)
-            return True
-        for close in self.block_closes:
-            if rest.startswith(close):
-                self._buf = rest[len(close) :]
-                return self._back_to_text()
-        if self._may_start(rest, (self.invoke, *self.block_closes)):
-            return False
-        return self._back_to_text()  # the block was never closed: what follows is content
-
     # ---------------------------------------------------------------- writing
 
     @classmethod
@@ -238,19 +203,15 @@ class InvokeXmlMachine(TaggedCallMachine):
             return ""
         return ' string="true"' if is_string else ' string="false"'
 
-    @staticmethod
-    def _may_start(text: str, markers: tuple[str, ...]) -> bool:
-        return any(marker.startswith(text) for marker in markers)
-
     _handlers: ClassVar[dict[str, Callable[[Any], bool]]] = {
         **ThinkTextMachine.think_handlers,
-        _OPEN: _on_open,
+        _OPEN: TaggedCallMachine._on_open,
         _INVOKE: _on_invoke,
         BODY: _on_body,
         _PARAM: _on_param,
         PARAM_START: TaggedCallMachine._on_param_start,
         VALUE: TaggedCallMachine._on_value,
-        _BLOCK_NEXT: _on_block_next,
+        _BLOCK_NEXT: TaggedCallMachine._on_block_next,
     }
 
 

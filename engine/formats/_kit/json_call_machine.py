@@ -238,19 +238,30 @@ class CallReader:
 
 
 class CallObjectScan:
-    """A call object as the whole JSON value (hermes, llama3_json, emulated): scanner + reader.
+    """A call object as a JSON value: scanner + reader.
 
-    :meth:`feed` scans from ``pos`` and returns where it stopped; then
-    ``failed`` (not a call, nothing was emitted), ``done`` (the object closed,
-    or broke after the call opened; ``stop`` is where the format's own text
-    resumes) or neither (wants more text).
+    The call is the whole value (hermes, llama3_json, emulated), or, with
+    ``wrapper``, the object in that member of the value, the OpenAI way
+    (``{"type": "function", "function": {"name": ..., "arguments": ...}}``, a
+    format derived from a template); then a value that closes without a call
+    in it is not one. :meth:`feed` scans from ``pos`` and returns where it
+    stopped; then ``failed`` (not a call, nothing was emitted), ``done`` (the
+    object closed, or broke after the call opened; ``stop`` is where the
+    format's own text resumes) or neither (wants more text).
     """
 
-    __slots__ = ("done", "failed", "reader", "scanner")
+    __slots__ = ("depth", "done", "failed", "inside", "reader", "scanner", "wrapper")
 
-    def __init__(self, parser: FormatParser, keys: CallKeys = JSON_KEYS, strict: bool = False) -> None:
-        self.scanner = JsonScanner(report_depth=1)
+    def __init__(self, parser: FormatParser, keys: CallKeys = JSON_KEYS, strict: bool = False,
+                 wrapper: str | None = None) -> None:
+        self.wrapper = wrapper
+        self.depth = 0 if wrapper is None else 1  # of the call object; its members are one deeper
+        if wrapper is None:
+            self.scanner = JsonScanner(report_depth=1)
+        else:
+            self.scanner = JsonScanner(report_depth=2, descend=lambda depth, slot: depth == 0 or slot == wrapper)
         self.reader = CallReader(parser, keys, strict)
+        self.inside = wrapper is None  # reading the call object's members
         self.failed = False
         self.done = False
 
@@ -260,20 +271,28 @@ class CallObjectScan:
 
     def feed(self, text: str, pos: int = 0) -> int:
         events, stop = self.scanner.feed(text, pos)
-        reader = self.reader
+        reader, members = self.reader, self.depth + 1
         for event in events:
             kind, depth = event[0], event[1]
             if kind == VALUE_START:
-                if depth == 0:
+                if depth == 0 and event[3] != "{":
+                    reader._not_a_call()
+                elif depth == members and self.inside:
+                    reader.value_start(event[4], event[2], event[3])
+                elif depth == 1 and event[4] == self.wrapper and not reader.closed:  # the wrapper member
                     if event[3] != "{":
                         reader._not_a_call()
-                elif depth == 1:
-                    reader.value_start(event[4], event[2], event[3])
+                    self.inside = True
             elif kind == VALUE_END:
-                if depth == 1:
+                if depth == members and self.inside:
                     reader.value_end(text, event[2])
-                elif depth == 0:
+                elif depth == self.depth and self.inside:
                     reader.close()
+                    self.inside = False
+                    self.done = self.wrapper is None
+                elif depth == 0:  # the value around the wrapper member
+                    if not reader.opened:
+                        reader._not_a_call()
                     self.done = True
             else:  # ERROR
                 reader.abort(text, event[2])
@@ -282,7 +301,7 @@ class CallObjectScan:
                 self.failed = True
                 self.done = False
                 return stop
-        if not self.done:
+        if not self.done and self.inside:
             reader.flush(text, stop)
         return stop
 

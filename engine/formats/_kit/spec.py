@@ -1,8 +1,9 @@
 """The one declaration a wire format makes: :class:`FormatSpec`.
 
 Everything callscope knows about a format, apart from how its parser reads
-text, is in its spec, so adding a format is one module (parser + spec) and one
-line in the registry. The consumers loop over specs and never name a format:
+text, is in its spec, so the code of a format is one module (parser + spec) and
+one line in the registry (docs/extending.md lists the rest: its docs row, peer
+cases and generated fixtures). The consumers loop over specs and never name a format:
 
 * the parser registry (:mod:`callscope.engine.formats`): ``id``, ``description``,
   ``parser``, ``thinking``;

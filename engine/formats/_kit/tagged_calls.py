@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from callscope.engine.formats._kit.marker_search import find_first, held_back_from
-from callscope.engine.formats._kit.text_machine import ThinkTextMachine
+from callscope.engine.formats._kit.text_machine import TEXT, ThinkTextMachine
 from callscope.engine.formats._kit.xml_values import TypedArguments, ValueEnd
 
 
@@ -49,6 +49,10 @@ class TaggedCallMachine(ThinkTextMachine):
     _layout_newlines = False
     #: Where a value ends (set by each format machine).
     _value_end: ClassVar[ValueEnd]
+    #: What opens a call inside a block (``<function=``, ``<invoke name="``) and what closes the block
+    #: (set by each machine family for :meth:`_on_open`).
+    _call_opener: ClassVar[str]
+    _block_closes: ClassVar[tuple[str, ...]]
 
     def __init__(self, tools: list[dict[str, Any]] | None, thinking: bool) -> None:
         super().__init__(tools, thinking)
@@ -63,6 +67,54 @@ class TaggedCallMachine(ThinkTextMachine):
         self._args = TypedArguments(self, self._call, name)
         self._ws = ""
         self._in_junk = False
+
+    def _on_open(self) -> bool:
+        """Right after a block opener: a call begins, the block is empty, or it was no tool call after all.
+
+        Layout after the opener is held with it; an opener followed by anything but a call or
+        the block's closer is released as content (the text is read again after it).
+        """
+        buf = self._buf
+        rest = buf.lstrip()
+        self._pending += buf[: len(buf) - len(rest)]
+        self._buf = rest
+        if not rest:
+            return False
+        if rest.startswith(self._call_opener):
+            self._begin_call(rest)
+            return True
+        for close in self._block_closes:
+            if rest.startswith(close):  # an empty block
+                self._pending = ""
+                self._buf = rest[len(close) :]
+                return self._back_to_text()
+        if any(marker.startswith(rest) for marker in (self._call_opener, *self._block_closes)):
+            return False
+        return self._release_opener(TEXT)  # not a tool call after all
+
+    def _on_block_next(self) -> bool:
+        """After a call's end tag: another call in the same block, the block's closer, or (never closed) content."""
+        rest = self._take_layout()
+        if not rest:
+            return False
+        if rest.startswith(self._call_opener):  # several calls in one block
+            self._ws = ""
+            self._pending = ""
+            self._begin_call(rest)
+            return True
+        for close in self._block_closes:
+            if rest.startswith(close):
+                self._ws = ""
+                self._buf = rest[len(close) :]
+                return self._back_to_text()
+        if any(marker.startswith(rest) for marker in (self._call_opener, *self._block_closes)):
+            return False
+        self._ws = ""  # the block was never closed: what follows is content
+        return self._back_to_text()
+
+    def _begin_call(self, rest: str) -> None:
+        """``rest`` starts with :attr:`_call_opener`: read the call's name next."""
+        raise NotImplementedError
 
     def _take_layout(self) -> str:
         """Move leading whitespace of the buffer to ``_ws``; return the rest."""

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from callscope.engine.formats._kit.json_call_machine import CallKeys, CallObjectScan, CallReader
-from callscope.engine.formats._kit.json_scanner import VALUE_END, VALUE_START, JsonScanner
 from callscope.engine.formats.derived.machine import AFTER_CALL, DerivedParser
 
 JSON_CALL = "json_call"
@@ -41,67 +40,6 @@ class NameKeyReader(CallReader):
             self._not_a_call()
 
 
-class WrappedCallScan:
-    """A call inside one member of its object, the OpenAI way: ``{"type": ..., "function": {name, arguments}}``.
-
-    The same contract as :class:`~callscope.engine.formats._kit.json_call_machine.CallObjectScan`
-    (``feed``, ``failed``, ``done``, ``opened``, ``truncate``): the wrapper member's
-    object is read as the call; an object that closes without a call in it is not one.
-    """
-
-    __slots__ = ("done", "failed", "inside", "reader", "scanner", "wrapper")
-
-    def __init__(self, parser: DerivedParser, keys: CallKeys, wrapper: str) -> None:
-        self.scanner = JsonScanner(report_depth=2, descend=lambda depth, slot: depth == 0 or slot == wrapper)
-        self.reader = CallReader(parser, keys)
-        self.wrapper = wrapper
-        self.inside = False
-        self.failed = False
-        self.done = False
-
-    @property
-    def opened(self) -> bool:
-        return self.reader.opened
-
-    def feed(self, text: str, pos: int = 0) -> int:
-        events, stop = self.scanner.feed(text, pos)
-        reader = self.reader
-        for event in events:
-            kind, depth = event[0], event[1]
-            if kind == VALUE_START:
-                if depth == 0 and event[3] != "{":
-                    reader._not_a_call()
-                elif depth == 1 and event[4] == self.wrapper and not reader.closed:
-                    if event[3] != "{":
-                        reader._not_a_call()
-                    self.inside = True
-                elif depth == 2 and self.inside:
-                    reader.value_start(event[4], event[2], event[3])
-            elif kind == VALUE_END:
-                if depth == 2 and self.inside:
-                    reader.value_end(text, event[2])
-                elif depth == 1 and self.inside:
-                    reader.close()
-                    self.inside = False
-                elif depth == 0:
-                    if not reader.opened:
-                        reader._not_a_call()
-                    self.done = True
-            else:  # a syntax error
-                reader.abort(text, event[2])
-                self.done = True
-            if reader.failed:
-                self.failed = True
-                self.done = False
-                return stop
-        if not self.done and self.inside:
-            reader.flush(text, stop)
-        return stop
-
-    def truncate(self) -> None:
-        self.reader.truncate()
-
-
 class Parser(DerivedParser):
     """Calls written as JSON objects (see the module docstring)."""
 
@@ -111,14 +49,11 @@ class Parser(DerivedParser):
         super().__init__(tools, thinking)
         d = self.syntax.description
         self._keys = CallKeys(name=(d.name_key,), arguments=(d.arguments_key,), id=(d.id_key or "id",))
-        self._object: CallObjectScan | WrappedCallScan | None = None
+        self._object: CallObjectScan | None = None
 
-    def _new_scan(self) -> CallObjectScan | WrappedCallScan:
-        wrapper = self.syntax.description.wrapper_key
-        if wrapper:
-            return WrappedCallScan(self, self._keys, wrapper)
-        scan = CallObjectScan(self, self._keys)
-        if not self.syntax.description.name_key:
+    def _new_scan(self) -> CallObjectScan:
+        scan = CallObjectScan(self, self._keys, wrapper=self.syntax.description.wrapper_key or None)
+        if not scan.wrapper and not self.syntax.description.name_key:
             scan.reader = NameKeyReader(self)
         return scan
 

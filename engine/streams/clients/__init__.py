@@ -5,7 +5,7 @@ use, and the clients disagree with each other. So every capture is also read by
 client profiles, each the way one library assembles it, and each call's verdict
 says what each of them ended with (id, name, arguments, or the exception it raised).
 
-A profile is one module with a :class:`~.spec.ClientProfile` declaration (the library,
+A profile is one module with a :class:`~.base.ClientProfile` declaration (the library,
 the exact version it follows, the protocols it reads with an assembler class per
 protocol, whether it is a default) plus one line in :data:`PROFILES` below. Each is a
 plain-Python emulation of the library's assembly, written from reading its source; the
@@ -46,7 +46,8 @@ from callscope.engine.streams.sse import SseEvent
 
 __all__ = [
     "GENERATED_ID", "NOT_JSON", "PROFILES", "AssembledCall", "Assembler", "ClientProfile", "ClientRun",
-    "ProfileRun", "Raised", "default_profiles", "feed_all", "parse_profiles", "plain_fragment", "run_profiles", "start_runs",
+    "ProfileRun", "Raised", "default_profiles", "feed_all", "parse_profiles", "plain_fragment", "register_profile",
+    "run_profiles", "start_runs", "unregister_profile",
 ]
 
 #: Every profile by id, in the order reports list them (the registry: one line per profile module).
@@ -63,6 +64,26 @@ PROFILES: dict[str, ClientProfile] = {
         naive.PROFILE,
     )
 }
+#: The profiles callscope ships (a plug-in's come after them and can be removed).
+BUILTIN_PROFILES: tuple[str, ...] = tuple(PROFILES)
+
+
+def register_profile(profile: ClientProfile) -> ClientProfile:
+    """Make a profile defined outside callscope (a plug-in, a test) known to capture, the proxy, replay and
+    ``callscope clients`` (``--client ID``; with ``default=True`` it judges every stream), until
+    :func:`unregister_profile`. Its id must be new."""
+    if profile.id in PROFILES or profile.id in ("all", "none"):
+        raise ValueError(f"client profile {profile.id!r} is already registered")
+    PROFILES[profile.id] = profile
+    return profile
+
+
+def unregister_profile(profile_id: str) -> None:
+    if profile_id in BUILTIN_PROFILES:
+        raise ValueError(f"client profile {profile_id!r} is callscope's own: built-in profiles cannot be removed")
+    PROFILES.pop(profile_id, None)
+
+
 OPENAI_PYTHON = openai_python.PROFILE.id
 NAIVE = naive.PROFILE.id
 ANTHROPIC_PYTHON = anthropic_python.PROFILE.id

@@ -75,6 +75,7 @@ def test_replay_imports_neither_httpx_nor_jinja_nor_other_verbs():
     assert verbs == {"callscope.commands.replay"}
 
 
+@pytest.mark.model
 def test_prompt_loads_no_weights_runtime_and_no_http():
     loaded = modules_after(["prompt", "--format", "hermes"])
     assert "jinja2" in top_level(loaded)  # it renders templates

@@ -75,6 +75,7 @@ def test_template_check_fails_when_nothing_reads_the_calls_back(tmp_path, capsys
     assert "derived format: none" in out and "no format could be derived" in out and "check: FAILED" in out
 
 
+@pytest.mark.model
 def test_template_reads_a_ggufs_own_template_without_weights(capsys):
     code, out, err = cli(capsys, "template", default_model_path())
     assert code == 0, err

@@ -274,6 +274,7 @@ def test_a_live_run_in_thinking_mode_is_analysed_as_reasoning_first(qtbot, tmp_p
     assert not any(c.kind == "content" and "Weather" in c.text for c in a.chunks)
 
 
+@pytest.mark.llama
 def test_a_file_that_is_not_a_model_fails_on_the_worker_with_a_dialog(qtbot, tmp_path, monkeypatch):
     from callscope.dialogs.run import RunValues
 

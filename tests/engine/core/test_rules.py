@@ -1,4 +1,4 @@
-"""One catalogue of violation rules (engine/core/rules.py): every raiser uses it, README shows it, fixtures cite it."""
+"""One catalogue of violation rules (engine/core/rules.py): every raiser uses it, docs/rules.md shows it, fixtures cite it."""
 
 from __future__ import annotations
 
@@ -54,9 +54,9 @@ def test_a_violation_of_an_unknown_rule_is_refused():
         Violation("made-up", 1, "nothing")
 
 
-def test_readme_lists_exactly_the_catalogue():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert rules.markdown_table() in readme, "paste rules.markdown_table() into README's Violation rules:\n" + (
+def test_the_rules_doc_lists_exactly_the_catalogue():
+    readme = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert rules.markdown_table() in readme, "paste rules.markdown_table() into docs/rules.md:\n" + (
         rules.markdown_table())
 
 

@@ -28,6 +28,7 @@ def test_repeat_matches_exactly_low_to_high_items_with_no_large_count(low, high)
     assert lengths == set(range(low, high + 1))
 
 
+@pytest.mark.llama  # the grammar is built with llama-cpp-python's schema converter
 @pytest.mark.parametrize("demo_name", list(DEMOS))
 @pytest.mark.parametrize("format_id", forceable_formats())
 def test_no_demo_grammar_carries_a_count_over_the_limit(demo_name, format_id):

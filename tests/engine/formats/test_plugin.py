@@ -107,6 +107,7 @@ def test_templates_detect_it_and_its_own_template_is_the_built_in_one(testfmt):
     assert detect_format("<tool_call> <<CALL").format_id == plugin_format.FORMAT_ID
 
 
+@pytest.mark.llama
 def test_its_grammar_spells_its_envelope(testfmt):
     assert plugin_format.FORMAT_ID in forceable_formats()
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]

@@ -160,15 +160,15 @@ def test_forms_are_format_options():
         get_spec("mistral").envelope("x")
 
 
-# ------------------------------------------------------------ the README's formats table
+# ------------------------------------------------------------ the formats table of docs/formats.md
 
-README = ENGINE.parent / "README.md"
+FORMATS_DOC = ENGINE.parent / "docs" / "formats.md"
 _ROW = re.compile(r"^\| `(?P<id>[a-z0-9_]+)` \| (?P<notes>.+) \| `(?P<example>.+)` \|$")
 
 
 def _readme_rows() -> dict[str, str]:
     rows: dict[str, str] = {}
-    for line in README.read_text(encoding="utf-8").splitlines():
+    for line in FORMATS_DOC.read_text(encoding="utf-8").splitlines():
         m = _ROW.match(line)
         if m:
             assert m["id"] not in rows, f"{m['id']} has two rows"
@@ -181,7 +181,7 @@ def test_readme_lists_every_format_with_its_writers_rendered_example():
     assert sorted(rows) == sorted(BUILTIN)  # every built-in format, nothing else
     for format_id, example in rows.items():
         written = get_spec(format_id).write([("get_weather", {"city": "Paris"})], "", "")
-        assert example == written, f"README row for {format_id} is not what its writer writes"
+        assert example == written, f"docs/formats.md row for {format_id} is not what its writer writes"
         parser = make_parser(format_id)
         parser.feed(example)
         parser.finish()

@@ -24,7 +24,7 @@ from callscope.engine.inspector.client_view import (
 from callscope.engine.inspector.timebase import Timebase
 from callscope.engine.inspector.ttfd import ttfd_label
 from callscope.engine.recordings.replay import load_analyses
-from tests.support.gui_helpers import HEADLINE, PARALLEL, REGRESS
+from tests.support.paths import HEADLINE, PARALLEL, REGRESS
 
 
 def _view(path, policy="incremental"):

@@ -76,6 +76,7 @@ def test_a_template_without_tools_has_nothing_to_check():
     assert state.check_line == "nothing to round-trip: the template renders no tool call"
 
 
+@pytest.mark.model
 def test_a_ggufs_own_template_is_read_without_weights():
     state = template_state(default_model_path())
     assert state.template.origin == "model" and state.template.name.startswith("gguf:tokenizer.chat_template of ")

@@ -18,6 +18,7 @@ import pytest
 
 from callscope.cli import main as cli_main
 from callscope.engine.recordings.replay import HAR, MITMPROXY, SSE, TRACE, detect_kind, load_analyses, load_recording
+from callscope.engine.recordings.sse_dump import sse_transcript  # the window's File > Export > SSE transcript
 from callscope.engine.recordings.trace import TraceError
 from tests.support.paths import DATA
 from tests.support.protocol_streams import responses_stream
@@ -57,8 +58,6 @@ def har_entry(url: str, body: str | None, mime: str = "text/event-stream", timin
 
 
 def test_callscopes_own_sse_export_replays(tmp_path):
-    from callscope.ui.exports import sse_transcript  # the window's File > Export > SSE transcript
-
     [original] = load_analyses("fixtures/headline_701_tokens.jsonl")
     dump = tmp_path / "headline.sse"
     dump.write_text(sse_transcript(original))

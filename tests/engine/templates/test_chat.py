@@ -270,6 +270,7 @@ def test_object_arguments_only_where_the_template_needs_them():
 # ------------------------------------------------------ choosing templates
 
 
+@pytest.mark.model
 def test_packaged_model_template_has_no_tools_so_auto_picks_emulated():
     info = read_model_info()
     assert info.chat_template and info.bos_token == "<|im_start|>" and info.eos_token == "<|im_end|>"
@@ -279,12 +280,14 @@ def test_packaged_model_template_has_no_tools_so_auto_picks_emulated():
     assert "TOOL_CALL" in plan.prompt and plan.prompt.endswith("<|im_start|>assistant\n")
 
 
+@pytest.mark.model
 def test_explicit_format_with_a_tool_less_model_uses_that_builtin():
     plan = plan_prompt(HISTORY[1:2], TOOLS, "mistral", None, read_model_info())
     assert plan.format_id == "mistral" and plan.template.name.startswith("built-in mistral")
     assert "[AVAILABLE_TOOLS]" in plan.prompt
 
 
+@pytest.mark.model
 def test_a_model_template_with_tools_is_used_and_detected():
     info = read_model_info()
     info.chat_template = (TEMPLATES / "qwen2_5.jinja").read_text()
@@ -347,6 +350,7 @@ def test_force_tool_choices():
 @pytest.mark.parametrize(
     "format_id", ["hermes", "qwen3_coder", "llama3_json", "mistral", "emulated", "generic", "deepseek_v31", "gpt_oss"]
 )
+@pytest.mark.llama
 def test_grammars_spell_the_wire_syntax(format_id):
     grammar = build_tool_grammar(format_id, TOOLS, "get_weather", max_calls=2, content_chars=20)
     assert grammar.tool_names == ("get_weather",)
@@ -402,6 +406,7 @@ def test_prompt_json_with_a_template(capsys):
     assert "<function>\n<name>write_file</name>" in doc["prompt"]
 
 
+@pytest.mark.model
 def test_prompt_defaults_to_the_packaged_model(capsys):
     code, out, err = cli(capsys, "prompt", "--format", "hermes")
     assert code == 0, err
