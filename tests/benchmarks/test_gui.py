@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from callscope.benchmarks import gui as bench
+
+pytestmark = pytest.mark.gui  # the child is a Qt window, and the bench reads its signal name from callscope.gui_main
 
 
 def test_launch_to_the_trace_on_screen_is_measured_in_a_child_with_its_peak_rss(tmp_path):
