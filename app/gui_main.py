@@ -174,6 +174,9 @@ def launch(
         ok = load()
         if ok and template is not None and not window.template_view.wait(120000):
             ok = False  # a template that cannot be analysed: the dialog's line is in failures
+        if ok and window.corpus.view is not None and not _corpus_checked(app, window.corpus.view):
+            ok = False
+            failures.append(f"{file}: the folder's check did not end within {CORPUS_WAIT_S:.0f} s")
         if not ok:
             print(f"callscope gui: {failures[-1] if failures else 'cannot open'}", file=sys.stderr)
             window.close()
@@ -184,6 +187,23 @@ def launch(
         return run_event_loop(app)
     QTimer.singleShot(0, load)
     return run_event_loop(app)
+
+
+#: How long a headless job (``gui FOLDER --screenshot``) waits for the folder's check to end.
+CORPUS_WAIT_S = 600.0
+
+
+def _corpus_checked(app: QApplication, view, timeout_s: float = CORPUS_WAIT_S) -> bool:
+    """Let a folder's check end before a headless job draws it: the pool's batches arrive as queued signals,
+    so the GUI thread keeps handling events while it waits (a picture of a half-filled table would lie)."""
+    deadline = time.monotonic() + timeout_s
+    while not view.done:
+        if time.monotonic() > deadline:
+            return False
+        app.processEvents()
+        time.sleep(0.005)
+    app.processEvents()
+    return True
 
 
 def _report_loaded(app: QApplication, window, load, started: float) -> None:

@@ -360,6 +360,10 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str, format_id: str | None = None, policy: str | None = None) -> bool:
         from callscope.engine.core.shipped import resolve_recording
 
+        if Path(path).is_dir():  # a folder (or a proxy session folder) is a corpus: File > Open folder's table
+            self.corpus.open_folder(str(path))
+            self._remember(str(path))
+            return True
         path = resolve_recording(str(path))  # a shipped name (headline_701_tokens) opens as the command line's does
         ok = self.open_source(FileSource(path, format_id), policy)
         if ok:

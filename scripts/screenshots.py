@@ -1,5 +1,6 @@
 """Regenerate the README's screenshots (`make screenshots`): docs/screenshot.png, docs/ttfd.png, docs/compare.png,
-docs/debugger.png, docs/light.png, docs/template_pane.png, docs/presenter.png and docs/client_view.png.
+docs/debugger.png, docs/light.png, docs/template_pane.png, docs/presenter.png, docs/client_view.png and
+docs/corpus.png.
 
 Each one is `callscope gui FILE --screenshot OUT.png ...` run headless (the
 offscreen Qt platform), exactly as a user would make it, so the pictures show
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,9 +61,23 @@ def shoot(out: str, fixture: str, extra: list[str]) -> bool:
     return True
 
 
+#: The Corpus table (File > Open folder, or `callscope gui FOLDER`) on this many generated recordings.
+CORPUS_COUNT = 1000
+
+
+def shoot_corpus() -> bool:
+    """A folder of recordings generated from the shipped library (every kind `check` reads), listed and judged."""
+    from callscope.benchmarks.corpus import generate
+
+    with tempfile.TemporaryDirectory(prefix="callscope-shot-") as tmp:
+        folder = Path(tmp) / "recordings"
+        generate(folder, CORPUS_COUNT, seed=7)
+        return shoot("corpus.png", str(folder), [])
+
+
 def main() -> int:
     DOCS.mkdir(exist_ok=True)
-    results = [shoot(*shot) for shot in SHOTS + DEMO_SHOTS]
+    results = [shoot(*shot) for shot in SHOTS + DEMO_SHOTS] + [shoot_corpus()]
     return 0 if all(results) else 1
 
 

@@ -20,11 +20,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "gui",
         help="open the inspector window (a trace, a fixture, or a live run of the packaged model)",
-        description="Open the inspector on FILE (a trace or a byte-prefix fixture). Without FILE: a live run of the "
-        "packaged model with the sample tools, or a shipped fixture when no model can run.",
+        description="Open the inspector on FILE (a trace or a byte-prefix fixture), or on a folder of recordings "
+        "(the Corpus table, as File > Open folder). Without FILE: a live run of the packaged model with the sample "
+        "tools, or a shipped fixture when no model can run.",
     )
-    p.add_argument("file", nargs="?", help="trace (.jsonl) or byte-prefix fixture (.txt) to open, or a shipped "
-                   "fixture's name (e.g. headline_701_tokens)")
+    p.add_argument("file", nargs="?", help="trace (.jsonl) or byte-prefix fixture (.txt) to open, a shipped "
+                   "fixture's name (e.g. headline_701_tokens), or a folder of recordings to check and list")
     p.add_argument("--template", metavar="FILE|GGUF", help="analyse a chat template (a .jinja, a tokenizer_config.json, "
                    "or a GGUF's own) in the Template pane")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to OUT.png and exit")

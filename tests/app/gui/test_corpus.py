@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -109,3 +112,16 @@ def test_the_log_time_axis_labels_never_crowd(qapp, low, high, size):
     labels = axis.tickStrings(values, 1.0, 1.0)
     assert all(label.endswith(("ms", " s", "min", "h")) or " s" in label for label in labels), labels
     assert "e+" not in "".join(labels)
+
+
+def test_a_folder_given_to_open_or_to_the_command_line_opens_as_a_corpus(window, folder, qtbot, tmp_path):
+    assert window.open_path(str(folder)), "File > Open (or a recent entry) on a folder lists it, as Open folder does"
+    view = window.corpus.view
+    qtbot.waitUntil(lambda: view.done, timeout=180_000)
+    assert view.model.rowCount() == COUNT and not window.shown_errors
+    shot = tmp_path / "corpus.png"
+    done = subprocess.run([sys.executable, "-m", "callscope", "gui", str(folder), "--screenshot", str(shot)],
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert shot.stat().st_size > 10_000 and f"wrote {shot}" in done.stdout
