@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from callscope.engine.capture.client import CaptureError, CaptureResult, Line
-from callscope.engine.capture.proxy import ProxyObserver
 from callscope.engine.capture.proxy.judge import ProcessJudge, ThreadJudge
-from callscope.engine.capture.proxy.session import SessionFolder
+from callscope.engine.capture.proxy.listener import ProxyObserver, TurnListener
 from callscope.engine.capture.proxy.turn import Turn
 from callscope.engine.capture.recording import CaptureRecorder, judged_with
 from callscope.engine.capture.request import CaptureRequest
@@ -86,67 +84,25 @@ class ServedTurn(Turn):
         return text + (f" · served {self.served}" if self.served else "")
 
 
-class ServeServer:
-    """``await start()``; requests are answered; ``await stop()`` ends it. One instance per listening socket."""
+class ServeServer(TurnListener[ServedTurn]):
+    """``await start()``; requests are answered; ``await stop()`` ends it. One instance per listening socket.
+
+    The listener, the turn bookkeeping and the judging are :class:`TurnListener`'s (shared with the proxy);
+    this class answers.
+    """
 
     def __init__(self, config: ServeConfig, replier: Replier, observer: ProxyObserver | None = None,
                  judge: ThreadJudge | ProcessJudge | None = None) -> None:
-        self.config = config
+        super().__init__(config, observer, judge)
+        self.config: ServeConfig = config
         self.replier = replier
-        self.observer = observer
-        self.judge = judge if judge is not None else ThreadJudge()
-        self.session: SessionFolder | None = None
-        self.open: dict[int, ServedTurn] = {}
-        self.turn_count = 0
-        self.streamed_count = 0
-        self.host = config.host
-        self.port = config.port
-        self._server: asyncio.base_events.Server | None = None
-        self._connections: set[asyncio.Task[Any]] = set()
-        self._judging: set[asyncio.Task[Any]] = set()
-        self._stopping = False
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-    # ------------------------------------------------------------ lifecycle
-
-    async def start(self) -> None:
-        """Bind (an OSError says why not), start the judge, make the session folder."""
-        self._server = await asyncio.start_server(self._accept, self.config.host, self.config.port)
-        self.port = self._server.sockets[0].getsockname()[1]
-        self.judge.start()
-        if self.config.record_dir is not None:
-            self.session = SessionFolder(self.config.record_dir)
-
-    async def stop(self) -> None:
-        """Stop listening, end every open turn (recorded as cancelled), finish judging."""
-        self._stopping = True
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        if self._connections:
-            await asyncio.gather(*self._connections, return_exceptions=True)
-        if self._judging:
-            await asyncio.gather(*self._judging, return_exceptions=True)
-        await asyncio.to_thread(self.judge.close)
 
     # ------------------------------------------------------------ one connection
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        if self._stopping:
-            writer.close()
+        task = self._admit(writer)
+        if task is None:
             return
-        self._connections.add(task)
-        sock = writer.get_extra_info("socket")
-        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         connection = Connection(reader, writer)
         try:
             while not self._stopping:
@@ -163,8 +119,7 @@ class ServeServer:
         except (ConnectionError, ClientGone, asyncio.CancelledError):
             pass
         finally:
-            self._connections.discard(task)
-            writer.close()
+            self._release(task, writer)
 
     async def _exchange(self, connection: Connection, request: HttpRequest) -> None:
         self.turn_count += 1
@@ -310,24 +265,7 @@ class ServeServer:
 
     def _end(self, turn: ServedTurn) -> None:
         turn.ended_ms = (time.monotonic() - turn.started) * 1000.0
-        task = asyncio.get_running_loop().create_task(self._judge(turn))
-        self._judging.add(task)
-        task.add_done_callback(self._judging.discard)
-
-    async def _judge(self, turn: ServedTurn) -> None:
-        self.open.pop(turn.number, None)
-        if turn.streaming:
-            self.streamed_count += 1
-        if turn.streaming and turn.result is not None:
-            await self.judge.judge(turn, self.config.atomic_silence_ms, self.config.clients)
-        if self.session is not None:
-            with contextlib.suppress(OSError):
-                self.session.add(turn.index_record())
-        self._notify("turn_ended", turn)
-
-    def _notify(self, what: str, turn: ServedTurn) -> None:
-        if self.observer is not None:
-            getattr(self.observer, what)(turn)
+        self._judge_later(turn)
 
 
 def models_list(names: list[str]) -> dict[str, Any]:

@@ -41,10 +41,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-import socket
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import h11
 
@@ -58,7 +57,7 @@ from callscope.engine.capture.client import (
 from callscope.engine.capture.proxy.config import ProxyConfig, upstream_url
 from callscope.engine.capture.proxy.judge import ProcessJudge, ThreadJudge
 from callscope.engine.capture.proxy.lines import BodyDecoder, LineStamper
-from callscope.engine.capture.proxy.session import SessionFolder
+from callscope.engine.capture.proxy.listener import ProxyObserver, TurnListener
 from callscope.engine.capture.proxy.turn import Turn
 from callscope.engine.capture.proxy.upstream import Exchange, Pool, UpstreamError, tls_context
 from callscope.engine.capture.recording import CaptureRecorder, judged_with
@@ -92,71 +91,26 @@ LINGER_SECONDS = 2.0
 LINGER_BYTES = 64 * 1024 * 1024
 
 
-class ProxyObserver(Protocol):
-    """Who watches the turns (the CLI's printer, the window's Proxy source). Called on the proxy's event loop."""
+class ProxyServer(TurnListener[Turn]):
+    """``await start()``; turns come and go; ``await stop()`` ends it. One instance per listening socket.
 
-    def turn_started(self, turn: Turn) -> None: ...
+    The listener, the turn bookkeeping and the judging are :class:`TurnListener`'s; this class forwards.
+    """
 
-    def turn_lines(self, turn: Turn, lines: list[Line]) -> None: ...
-
-    def turn_ended(self, turn: Turn) -> None: ...
-
-
-class ProxyServer:
-    """``await start()``; turns come and go; ``await stop()`` ends it. One instance per listening socket."""
+    read_limit = READ_SIZE
 
     def __init__(self, config: ProxyConfig, observer: ProxyObserver | None = None,
                  judge: ThreadJudge | ProcessJudge | None = None) -> None:
-        self.config = config
-        self.observer = observer
-        #: Where finished turns are judged (:mod:`.judge`): a worker thread unless told otherwise.
-        self.judge = judge if judge is not None else ThreadJudge()
-        self.session: SessionFolder | None = None
-        #: Turns not yet ended, by number. Ended turns are the observer's to keep (or not): a proxy that
-        #: ran for a day holds none of them, and the collector never walks a day's streams.
-        self.open: dict[int, Turn] = {}
-        self.turn_count = 0
-        self.streamed_count = 0
-        self.host = config.host
-        self.port = config.port
+        super().__init__(config, observer, judge)
+        self.config: ProxyConfig = config
         self.pool = Pool(config.upstream, tls_context(config.insecure, _tls_context(config.insecure)),
                          config.connect_timeout, config.read_timeout)
-        self._server: asyncio.base_events.Server | None = None
-        self._connections: set[asyncio.Task[Any]] = set()
-        self._judging: set[asyncio.Task[Any]] = set()
-        self._stopping = False
         #: Request-body bytes held across every connection (a body is held until its exchange ends).
         self.bodies = BodyBudget(config.max_in_flight_bytes)
 
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-    # ------------------------------------------------------------ lifecycle
-
-    async def start(self) -> None:
-        """Bind (an OSError says why not: the port is taken, the address is not this machine's), make the session."""
-        config = self.config
-        self._server = await asyncio.start_server(self._accept, config.host, config.port, limit=READ_SIZE)
-        self.port = self._server.sockets[0].getsockname()[1]
-        self.judge.start()
-        if config.record_dir is not None:
-            self.session = SessionFolder(config.record_dir)
-
-    async def stop(self) -> None:
-        """Stop listening, end every open turn (recorded as ``cancelled``), finish judging, close kept connections."""
-        self._stopping = True
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        if self._connections:
-            await asyncio.gather(*self._connections, return_exceptions=True)
-        if self._judging:
-            await asyncio.gather(*self._judging, return_exceptions=True)
+    def _close_resources(self) -> None:
+        """The kept upstream connections close once every turn is over (``stop()``)."""
         self.pool.close()
-        await asyncio.to_thread(self.judge.close)
 
     @property
     def open_turns(self) -> list[Turn]:
@@ -165,16 +119,9 @@ class ProxyServer:
     # ------------------------------------------------------------ one client connection
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        if self._stopping:
-            writer.close()
+        task = self._admit(writer)
+        if task is None:
             return
-        self._connections.add(task)
-        sock = writer.get_extra_info("socket")
-        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         client = _Client(reader, writer, self.config, self.bodies)
         try:
             while not self._stopping:
@@ -190,8 +137,7 @@ class ProxyServer:
             pass  # stop(): the open turn (if any) has its end record already
         finally:
             client.release()
-            self._connections.discard(task)
-            writer.close()
+            self._release(task, writer)
 
     async def _exchange(self, client: _Client, request: h11.Request, body: bytes) -> None:
         target = request.target.decode("latin-1")
@@ -288,24 +234,7 @@ class ProxyServer:
                 recorder.finish(turn.result)
                 if recorder.failed is not None:
                     turn.error = recorder.failed
-        task = asyncio.get_running_loop().create_task(self._judge(turn))
-        self._judging.add(task)
-        task.add_done_callback(self._judging.discard)
-
-    async def _judge(self, turn: Turn) -> None:
-        self.open.pop(turn.number, None)
-        if turn.streaming:
-            self.streamed_count += 1
-        if turn.streaming and turn.result is not None:
-            await self.judge.judge(turn, self.config.atomic_silence_ms, self.config.clients)
-        if self.session is not None:
-            with contextlib.suppress(OSError):
-                self.session.add(turn.index_record())
-        self._notify("turn_ended", turn)
-
-    def _notify(self, what: str, turn: Turn) -> None:
-        if self.observer is not None:
-            getattr(self.observer, what)(turn)
+        self._judge_later(turn)
 
 
 class _ClientGone(Exception):
