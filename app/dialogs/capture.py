@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from callscope.dialogs.common import lay_out_source_dialog
+from callscope.dialogs.common import clients_edit, clients_from_text, lay_out_source_dialog
 from callscope.engine.capture.request import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_CONNECT_TIMEOUT,
@@ -35,7 +35,6 @@ from callscope.engine.capture.request import (
     parse_body,
     resolve_endpoint,
 )
-from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
 from callscope.engine.streams.protocols import DEFAULT_PROTOCOL, PROTOCOLS, all_protocols
 from callscope.ui import theme
 
@@ -95,12 +94,7 @@ def duplicate_key(text: str) -> str | None:
 
 def clients_from_values(values: CaptureValues) -> tuple[str, ...] | None:
     """The client profiles that judge the capture (None: the defaults); raises ``RequestError`` naming a bad one."""
-    if not values.clients.strip():
-        return None
-    try:
-        return parse_profiles(values.clients)
-    except ValueError as exc:
-        raise RequestError(f"client profiles: {exc}") from None
+    return clients_from_text(values.clients, RequestError)
 
 
 def request_from_values(values: CaptureValues) -> CaptureRequest:
@@ -141,9 +135,7 @@ class CaptureDialog(QDialog):
         self.key.setToolTip("name of the environment variable holding the API key, sent in the protocol's header "
                             "(default: " + ", ".join(f"${s.api_key_env} for {s.id}" for s in all_protocols())
                             + "; never saved)")
-        self.clients = QLineEdit(values.clients if values else "")
-        self.clients.setPlaceholderText(",".join(default_profiles()))
-        self.clients.setToolTip(f"client profiles that assemble the stream ({', '.join(PROFILES)}; none)")
+        self.clients = clients_edit(values.clients if values else "", "assemble the stream")
         self.insecure = QCheckBox("do not verify the TLS certificate")
         self.insecure.setChecked(values.insecure if values else False)
         self.timeout = QDoubleSpinBox()

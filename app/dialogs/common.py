@@ -1,8 +1,10 @@
-"""What the source dialogs share: their layout, the tools editor with its presets, a folder picker."""
+"""What the source dialogs share: their layout, OK/Cancel, the tools editor with its presets, folder rows, the
+client-profiles field."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -14,12 +16,15 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from callscope.engine.core.shipped import resource
+from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
 from callscope.ui import theme
 
 TOOL_PRESETS = resource("tools")
@@ -67,17 +72,81 @@ def lay_out_source_dialog(
     if head is not None:
         layout.addWidget(head, 3)
     layout.addLayout(form)
-    label = QLabel(caption)
-    label.setObjectName("Caption")
-    layout.addWidget(label)
+    layout.addWidget(caption_label(caption))
     layout.addWidget(editor, 1)
+    buttons, _ = ok_cancel_buttons(dialog, ok_text)
+    layout.addWidget(buttons)
+
+
+def ok_cancel_buttons(dialog: QDialog, ok_text: str | None = None) -> tuple[QDialogButtonBox, QPushButton]:
+    """OK/Cancel wired to the dialog's accept/reject, OK styled as the primary action (and named, when given).
+
+    Every dialog that starts something ends with this row; the OK button is returned so that a dialog whose
+    action depends on a mode (Start proxy / Attach) can rename it later.
+    """
     buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
     ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
-    ok.setText(ok_text)
     ok.setObjectName("Primary")
+    if ok_text is not None:
+        ok.setText(ok_text)
     buttons.accepted.connect(dialog.accept)
     buttons.rejected.connect(dialog.reject)
-    layout.addWidget(buttons)
+    return buttons, ok
+
+
+def caption_label(text: str, wrap: bool = False) -> QLabel:
+    """A label in the theme's quiet caption style (a hint under a form, a heading over an editor)."""
+    label = QLabel(text)
+    label.setObjectName("Caption")
+    if wrap:
+        label.setWordWrap(True)
+    return label
+
+
+def with_buttons(edit: QLineEdit, buttons: list[tuple[str, Callable[[], None]]]) -> QWidget:
+    """A line edit with buttons after it (Browse…, File…), one form row: the edit takes the width."""
+    box = QWidget()
+    row = QHBoxLayout(box)
+    row.setContentsMargins(0, 0, 0, 0)
+    row.addWidget(edit, 1)
+    for text, slot in buttons:
+        button = QPushButton(text)
+        button.clicked.connect(slot)
+        row.addWidget(button)
+    return box
+
+
+def folder_row(dialog: QWidget, edit: QLineEdit, title: str) -> QWidget:
+    """A line edit with a Browse… button that fills it with a chosen folder (left as it was on Cancel)."""
+
+    def pick() -> None:
+        folder = choose_folder(dialog, title)
+        if folder:
+            edit.setText(folder)
+
+    return with_buttons(edit, [("Browse…", pick)])
+
+
+def clients_edit(text: str, what: str) -> QLineEdit:
+    """The ``--client`` field: comma-separated profiles, the defaults as placeholder; ``what`` says what they judge."""
+    edit = QLineEdit(text)
+    edit.setPlaceholderText(",".join(default_profiles()))
+    edit.setToolTip(f"client profiles that {what} ({', '.join(PROFILES)}; none)")
+    return edit
+
+
+def clients_from_text(text: str, error: type[ValueError] = ValueError) -> tuple[str, ...] | None:
+    """The profiles a ``--client`` field names (None when empty: the defaults).
+
+    A bad one raises ``error`` (the dialog's own error type, so its caller's ``except`` still catches it),
+    prefixed ``client profiles:``: the one line each dialog shows.
+    """
+    if not text.strip():
+        return None
+    try:
+        return parse_profiles(text)
+    except ValueError as exc:
+        raise error(f"client profiles: {exc}") from None
 
 
 class ToolsEditor(QWidget):

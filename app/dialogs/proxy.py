@@ -10,24 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
-    QFormLayout,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QRadioButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QDialog, QFormLayout, QLineEdit, QRadioButton, QVBoxLayout, QWidget
 
-from callscope.dialogs.common import choose_folder
+from callscope.dialogs.common import caption_label, clients_edit, clients_from_text, folder_row, ok_cancel_buttons
 from callscope.engine.capture.proxy import ProxyConfig, check_upstream, parse_listen
 from callscope.engine.capture.proxy.config import DEFAULT_HOST, DEFAULT_PORT
 from callscope.engine.capture.request import RequestError
-from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
 
 START, ATTACH = "start", "attach"
 DEFAULT_UPSTREAM = "http://127.0.0.1:8080"
@@ -47,10 +35,7 @@ def config_from_values(values: ProxyValues) -> ProxyConfig:
     """The proxy's configuration; a mistake is one line (``RequestError``), as ``callscope proxy`` says it."""
     host, port = parse_listen(values.listen)
     upstream = check_upstream(values.upstream)
-    try:
-        clients = parse_profiles(values.clients) if values.clients.strip() else None
-    except ValueError as exc:
-        raise RequestError(f"client profiles: {exc}") from None
+    clients = clients_from_text(values.clients, RequestError)
     record = values.record_dir.strip()
     return ProxyConfig(upstream, host, port, Path(record).expanduser() if record else None, clients=clients)
 
@@ -76,26 +61,18 @@ class ProxyDialog(QDialog):
         self.upstream.setToolTip("the server's base URL; point the client's base_url at the proxy instead")
         self.record_dir = QLineEdit(values.record_dir)
         self.record_dir.setPlaceholderText("empty: record nothing (turns are still shown)")
-        self.clients = QLineEdit(values.clients)
-        self.clients.setPlaceholderText(",".join(default_profiles()))
-        self.clients.setToolTip(f"client profiles that judge each turn ({', '.join(PROFILES)}; none)")
+        self.clients = clients_edit(values.clients, "judge each turn")
         self.folder = QLineEdit(values.folder)
         start_form = QFormLayout()
         start_form.addRow("listen on", self.listen)
         start_form.addRow("upstream", self.upstream)
-        start_form.addRow("record into", _with_browse(self, self.record_dir, "Record proxy sessions into"))
+        start_form.addRow("record into", folder_row(self, self.record_dir, "Record proxy sessions into"))
         start_form.addRow("client profiles", self.clients)
         attach_form = QFormLayout()
-        attach_form.addRow("session folder", _with_browse(self, self.folder, "A proxy session folder"))
-        hint = QLabel("Each streamed answer is a turn: listed as it happens, opened in the panes, recorded as a "
-                      "capture trace. Keys and auth headers pass through and are never recorded.")
-        hint.setWordWrap(True)
-        hint.setObjectName("Caption")
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        self.ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
-        self.ok.setObjectName("Primary")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
+        attach_form.addRow("session folder", folder_row(self, self.folder, "A proxy session folder"))
+        hint = caption_label("Each streamed answer is a turn: listed as it happens, opened in the panes, recorded as "
+                             "a capture trace. Keys and auth headers pass through and are never recorded.", wrap=True)
+        buttons, self.ok = ok_cancel_buttons(self)
         layout = QVBoxLayout(self)
         layout.addWidget(self.start_mode)
         layout.addLayout(start_form)
@@ -121,20 +98,3 @@ class ProxyDialog(QDialog):
             self.folder.text().strip(),
         )
 
-
-def _with_browse(dialog: QWidget, edit: QLineEdit, title: str) -> QWidget:
-    """A line edit with a Browse… button that fills it with a chosen folder."""
-    box = QWidget()
-    row = QHBoxLayout(box)
-    row.setContentsMargins(0, 0, 0, 0)
-    row.addWidget(edit, 1)
-    browse = QPushButton("Browse…")
-
-    def pick() -> None:
-        folder = choose_folder(dialog, title)
-        if folder:
-            edit.setText(folder)
-
-    browse.clicked.connect(pick)
-    row.addWidget(browse)
-    return box

@@ -15,24 +15,27 @@ from typing import Any
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QFormLayout,
-    QHBoxLayout,
-    QLabel,
     QLineEdit,
-    QPushButton,
     QRadioButton,
     QVBoxLayout,
     QWidget,
 )
 
-from callscope.dialogs.common import choose_folder
+from callscope.dialogs.common import (
+    caption_label,
+    choose_folder,
+    clients_edit,
+    clients_from_text,
+    folder_row,
+    ok_cancel_buttons,
+    with_buttons,
+)
 from callscope.engine.capture.proxy import is_loopback, parse_listen
 from callscope.engine.capture.request import RequestError
 from callscope.engine.policies import POLICY_IDS
 from callscope.engine.serve import DEFAULT_HOST, DEFAULT_PORT, ServeConfig, SourceError
-from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
 
 RECORDING, QUIRKS, MODEL = "recording", "quirks", "model"
 AS_RECORDED = "as recorded"
@@ -67,10 +70,7 @@ def config_from_values(values: ServeValues) -> ServeConfig:
             factor = math.nan
         if not math.isfinite(factor) or factor <= 0:
             raise ValueError(f"speed must be a number > 0 or max, not {values.speed!r}")
-    try:
-        clients = parse_profiles(values.clients) if values.clients.strip() else None
-    except ValueError as exc:
-        raise ValueError(f"client profiles: {exc}") from None
+    clients = clients_from_text(values.clients)
     record = values.record_dir.strip()
     return ServeConfig(host, port, factor, atomic=values.policy == "atomic",
                        record_dir=Path(record).expanduser() if record else None, clients=clients)
@@ -119,27 +119,18 @@ class ServeDialog(QDialog):
                                "a server's stream as recorded, or atomic (each call whole)")
         self.record_dir = QLineEdit(values.record_dir)
         self.record_dir.setPlaceholderText("empty: record nothing (turns are still shown)")
-        self.clients = QLineEdit(values.clients)
-        self.clients.setPlaceholderText(",".join(default_profiles()))
-        self.clients.setToolTip(f"client profiles that judge each answer ({', '.join(PROFILES)}; none)")
+        self.clients = clients_edit(values.clients, "judge each answer")
         form = QFormLayout()
-        form.addRow("serve", _with_buttons(self.source, [("File…", self._pick_file), ("Folder…", self._pick_folder)]))
+        form.addRow("serve", with_buttons(self.source, [("File…", self._pick_file), ("Folder…", self._pick_folder)]))
         form.addRow("listen on", self.listen)
         form.addRow("speed", self.speed)
         form.addRow("policy", self.policy)
-        form.addRow("record into", _with_buttons(self.record_dir, [("Browse…", self._pick_record_dir)]))
+        form.addRow("record into", folder_row(self, self.record_dir, "Record served turns into"))
         form.addRow("client profiles", self.clients)
-        hint = QLabel("Endpoints: POST /v1/chat/completions, /v1/responses, /v1/messages and GET /v1/models. A stream "
-                      "recorded in one protocol is converted for a client of another. Each answer is a turn, listed "
-                      "as it is sent and opened in the panes.")
-        hint.setWordWrap(True)
-        hint.setObjectName("Caption")
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        self.ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
-        self.ok.setObjectName("Primary")
-        self.ok.setText("Serve")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
+        hint = caption_label("Endpoints: POST /v1/chat/completions, /v1/responses, /v1/messages and GET /v1/models. "
+                             "A stream recorded in one protocol is converted for a client of another. Each answer is "
+                             "a turn, listed as it is sent and opened in the panes.", wrap=True)
+        buttons, self.ok = ok_cancel_buttons(self, "Serve")
         layout = QVBoxLayout(self)
         for widget in (self.recording_mode, self.quirks_mode, self.model_mode):
             layout.addWidget(widget)
@@ -166,24 +157,8 @@ class ServeDialog(QDialog):
         if folder:
             self.source.setText(folder)
 
-    def _pick_record_dir(self) -> None:
-        folder = choose_folder(self, "Record served turns into")
-        if folder:
-            self.record_dir.setText(folder)
-
     def values(self) -> ServeValues:
         return ServeValues(self.mode(), self.source.text().strip(), self.listen.text().strip(),
                            self.speed.text().strip(), self.policy.currentText(), self.record_dir.text().strip(),
                            self.clients.text().strip())
 
-
-def _with_buttons(edit: QLineEdit, buttons: list[tuple[str, Any]]) -> QWidget:
-    box = QWidget()
-    row = QHBoxLayout(box)
-    row.setContentsMargins(0, 0, 0, 0)
-    row.addWidget(edit, 1)
-    for text, slot in buttons:
-        button = QPushButton(text)
-        button.clicked.connect(slot)
-        row.addWidget(button)
-    return box
