@@ -23,7 +23,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from callscope.commands.common import CliError, add_report_options, add_thinking_option, print_report
+from callscope.commands.common import (
+    CliError,
+    add_atomic_silence_option,
+    add_report_options,
+    add_thinking_option,
+    print_report,
+)
 from callscope.engine.capture.client import CaptureResult, capture_sync
 from callscope.engine.capture.recording import CaptureRecorder, analyze_capture_results, judged_with
 from callscope.engine.capture.redact import api_key
@@ -39,7 +45,6 @@ from callscope.engine.capture.request import (
     resolve_endpoint,
 )
 from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
-from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS
 from callscope.engine.streams.protocols import DEFAULT_PROTOCOL, PROTOCOLS, all_protocols
 
 
@@ -99,13 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "so only this stops a server that drips; when it passes the capture fails (exit 2), keeping what arrived",
     )
     p.add_argument("--record", metavar="OUT", help="write every received line to a callscope.trace/1 capture trace")
-    p.add_argument(
-        "--atomic-silence",
-        type=float,
-        default=DEFAULT_ATOMIC_SILENCE_MS / 1000,
-        metavar="S",
-        help="silence before a one-chunk call that counts as atomic-tool-call (default %(default)g s)",
-    )
+    add_atomic_silence_option(p)
     p.add_argument("--strict", action="store_true", help="exit 1 when the stream breaks any rule")
     p.add_argument(
         "--template",

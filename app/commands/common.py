@@ -50,6 +50,16 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunks", action="store_true", help="list every emitted chunk with its step")
 
 
+def add_atomic_silence_option(parser: argparse.ArgumentParser) -> None:
+    """``--atomic-silence S``: every verb that judges a captured stream (capture, proxy, serve) takes it alike."""
+    from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS
+
+    parser.add_argument(
+        "--atomic-silence", type=float, default=DEFAULT_ATOMIC_SILENCE_MS / 1000, metavar="S",
+        help="silence before a one-chunk call that counts as atomic-tool-call (default %(default)g s)",
+    )
+
+
 def add_policy_option(parser: argparse.ArgumentParser, default: str = "incremental") -> None:
     from callscope.engine.policies import POLICY_IDS
 

@@ -16,11 +16,11 @@ import argparse
 import asyncio
 import gc
 import math
-import signal
 import sys
 from pathlib import Path
 
-from callscope.commands.common import CliError
+from callscope.commands.common import CliError, add_atomic_silence_option
+from callscope.commands.listening import run_until_signalled, start_listening, stopped_line
 from callscope.engine.capture.proxy.config import (
     DEFAULT_HEADER_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
@@ -29,7 +29,6 @@ from callscope.engine.capture.proxy.config import (
 )
 from callscope.engine.capture.request import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, RequestError, check_seconds
 from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
-from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS
 
 MIB = 1 << 20
 HELP = "a recording proxy: forward a client's requests to its server unchanged, record and judge each stream"
@@ -54,8 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--client", metavar="PROFILES",
                    help=f"client profiles that judge each stream, comma-separated ({', '.join(PROFILES)}; 'all'; 'none'; "
                    f"default {','.join(default_profiles())})")
-    p.add_argument("--atomic-silence", type=float, default=DEFAULT_ATOMIC_SILENCE_MS / 1000, metavar="S",
-                   help="silence before a one-chunk call that counts as atomic-tool-call (default %(default)g s)")
+    add_atomic_silence_option(p)
     p.add_argument("--insecure", action="store_true", help="do not verify the upstream's TLS certificate")
     p.add_argument("--timeout", type=float, default=DEFAULT_READ_TIMEOUT, metavar="S",
                    help=f"longest upstream silence to wait for, in seconds (default {DEFAULT_READ_TIMEOUT:g})")
@@ -152,34 +150,19 @@ async def _serve(config, printer: TurnPrinter) -> int:
 
     # judged in a low-priority worker process: the clients' traffic always comes first
     server = ProxyServer(config, printer, ProcessJudge(report=printer.as_json))
-    try:
-        await server.start()
-    except OSError as exc:
-        raise CliError(f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}") from None
+    await start_listening(server, config.host, config.port)
     gc.collect()
     gc.freeze()  # what start-up made lives as long as the proxy: out of every later collection's sight
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    handled = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, stop.set)
-            handled.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
-    where = f"; recording to {server.session.path}" if server.session is not None else ""
-    print(f"callscope proxy: listening on {server.url} -> {config.public_upstream}{where} (Ctrl-C stops)",
-          file=sys.stderr, flush=True)
-    if not is_loopback(config.host):
-        print(f"callscope proxy: {config.host} is not loopback: anyone who reaches it can send requests upstream "
-              "with the keys clients pass through", file=sys.stderr, flush=True)
-    try:
-        await stop.wait()
-    finally:
-        for sig in handled:
-            loop.remove_signal_handler(sig)
-        await server.stop()
-    count = server.turn_count
-    print(f"callscope proxy: stopped after {count} turn{'s' if count != 1 else ''} ({server.streamed_count} streamed)" + (f"; recorded in {server.session.path}" if server.session is not None else ""),
+
+    def announce() -> None:
+        where = f"; recording to {server.session.path}" if server.session is not None else ""
+        print(f"callscope proxy: listening on {server.url} -> {config.public_upstream}{where} (Ctrl-C stops)",
+              file=sys.stderr, flush=True)
+        if not is_loopback(config.host):
+            print(f"callscope proxy: {config.host} is not loopback: anyone who reaches it can send requests upstream "
+                  "with the keys clients pass through", file=sys.stderr, flush=True)
+
+    await run_until_signalled(server, announce)
+    print(stopped_line("proxy", server) + (f"; recorded in {server.session.path}" if server.session is not None else ""),
           file=sys.stderr, flush=True)
     return 0

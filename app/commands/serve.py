@@ -16,15 +16,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-from callscope.commands.common import CliError, add_policy_option, check_policy
+from callscope.commands.common import CliError, add_atomic_silence_option, add_policy_option, check_policy
+from callscope.commands.listening import run_until_signalled, start_listening, stopped_line
 from callscope.engine.capture.request import RequestError, check_seconds
 from callscope.engine.streams.clients import PROFILES, default_profiles, parse_profiles
-from callscope.engine.streams.conformance import DEFAULT_ATOMIC_SILENCE_MS
 
 HELP = "an OpenAI-compatible server that plays a recording, a quirk or the model (live) to real clients"
 DEFAULT_LISTEN = "127.0.0.1:8788"
@@ -57,8 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--client", metavar="PROFILES",
                    help=f"client profiles that judge each answer, comma-separated ({', '.join(PROFILES)}; 'none'; "
                    f"default {','.join(default_profiles())})")
-    p.add_argument("--atomic-silence", type=float, default=DEFAULT_ATOMIC_SILENCE_MS / 1000, metavar="S",
-                   help="silence before a one-chunk call that counts as atomic-tool-call (default %(default)g s)")
+    add_atomic_silence_option(p)
     p.add_argument("--json", action="store_true",
                    help="also one JSON object per turn on stdout (its index record and its callscope.report/1 runs)")
     _add_model_options(p)
@@ -233,34 +231,18 @@ async def _serve(config: Any, replier: Any, printer: TurnPrinter) -> int:
     from callscope.engine.serve import ServeServer
 
     server = ServeServer(config, replier, printer, ProcessJudge(report=printer.as_json))
-    try:
-        await server.start()
-    except OSError as exc:
-        raise CliError(f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}") from None
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    handled = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, stop.set)
-            handled.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
-    names = replier.names()
-    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    where = f"; recording to {server.session.path}" if server.session is not None else ""
-    print(f"callscope serve: {replier.label} ({shown}) on {server.url}/v1{where} (Ctrl-C stops)",
-          file=sys.stderr, flush=True)
-    if not is_loopback(config.host):
-        print(f"callscope serve: {config.host} is not loopback: anyone who reaches it can use it",
+    await start_listening(server, config.host, config.port)
+
+    def announce() -> None:
+        names = replier.names()
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        where = f"; recording to {server.session.path}" if server.session is not None else ""
+        print(f"callscope serve: {replier.label} ({shown}) on {server.url}/v1{where} (Ctrl-C stops)",
               file=sys.stderr, flush=True)
-    try:
-        await stop.wait()
-    finally:
-        for sig in handled:
-            loop.remove_signal_handler(sig)
-        await server.stop()
-    count = server.turn_count
-    print(f"callscope serve: stopped after {count} turn{'s' if count != 1 else ''} ({server.streamed_count} streamed)",
-          file=sys.stderr, flush=True)
+        if not is_loopback(config.host):
+            print(f"callscope serve: {config.host} is not loopback: anyone who reaches it can use it",
+                  file=sys.stderr, flush=True)
+
+    await run_until_signalled(server, announce)
+    print(stopped_line("serve", server), file=sys.stderr, flush=True)
     return 0
