@@ -100,15 +100,12 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 
 
 def _speed(text: str) -> float | None:
-    if text.strip().lower() == "max":
-        return None
+    from callscope.engine.serve.choose import parse_speed
+
     try:
-        speed = float(text)
+        return parse_speed(text)
     except ValueError:
-        speed = math.nan
-    if not math.isfinite(speed) or speed <= 0:
-        raise CliError(f"--speed takes a number > 0 or max, not {text!r}")
-    return speed
+        raise CliError(f"--speed takes a number > 0 or max, not {text!r}") from None
 
 
 def build_config(args: argparse.Namespace):

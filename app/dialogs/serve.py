@@ -7,7 +7,6 @@ with a one-line message. The window serves on loopback only.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from callscope.engine.capture.proxy import is_loopback, parse_listen
 from callscope.engine.capture.request import RequestError
 from callscope.engine.policies import POLICY_IDS
 from callscope.engine.serve import DEFAULT_HOST, DEFAULT_PORT, ServeConfig, SourceError
+from callscope.engine.serve.choose import parse_speed
 
 RECORDING, QUIRKS, MODEL = "recording", "quirks", "model"
 AS_RECORDED = "as recorded"
@@ -61,15 +61,10 @@ def config_from_values(values: ServeValues) -> ServeConfig:
     if not is_loopback(host):
         raise ValueError(f"{host} is not loopback: the window serves on loopback only (callscope serve "
                          "--allow-remote serves beyond it)")
-    speed = values.speed.strip().lower()
-    factor: float | None = None
-    if speed != "max":
-        try:
-            factor = float(speed)
-        except ValueError:
-            factor = math.nan
-        if not math.isfinite(factor) or factor <= 0:
-            raise ValueError(f"speed must be a number > 0 or max, not {values.speed!r}")
+    try:
+        factor = parse_speed(values.speed)
+    except ValueError:
+        raise ValueError(f"speed must be a number > 0 or max, not {values.speed!r}") from None
     clients = clients_from_text(values.clients)
     record = values.record_dir.strip()
     return ServeConfig(host, port, factor, atomic=values.policy == "atomic",

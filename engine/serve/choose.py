@@ -7,6 +7,7 @@ one-line :class:`~.sources.SourceError`).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from callscope.engine.core.shipped import fixtures_dir, resolve_recording
@@ -15,6 +16,22 @@ from callscope.engine.serve.sources import SourceError, load_source, quirks_sour
 
 #: The quirks library's folder in the shipped fixtures.
 QUIRKS = "quirks"
+
+
+def parse_speed(text: str) -> float | None:
+    """``--speed`` (and the dialog's speed field): a factor > 0, or ``max`` (None: every piece at once).
+
+    Anything else is a ``ValueError``; each front end words it its own way, so the check itself is one.
+    """
+    if text.strip().lower() == "max":
+        return None
+    try:
+        speed = float(text)
+    except ValueError:
+        speed = math.nan
+    if not math.isfinite(speed) or speed <= 0:
+        raise ValueError(f"not a number > 0 or max: {text!r}")
+    return speed
 
 
 def quirks_folder() -> Path:
