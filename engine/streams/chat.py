@@ -88,39 +88,38 @@ class ChatReader(ProtocolReader):
 
     def chunk(self, step: int, ms: float | None, silence: float, event: SseEvent, obj: dict[str, Any]) -> None:
         self.take_identity(obj.get("id"), obj.get("created"), obj.get("model"))
-        primary = self.primary
         if obj.get("error") is not None and not obj.get("choices"):
             error = obj["error"]
             message = error.get("message", error) if isinstance(error, dict) else error
-            primary.violate(rules.STREAM_ERROR, step, f"server sent an error in the stream: {clip(str(message))}")
+            self.primary.violate(rules.STREAM_ERROR, step, f"server sent an error in the stream: {clip(str(message))}")
             return
         kind = obj.get("object")
         if kind != CHUNK_OBJECT:
-            self.malformed(primary, step, "object",
+            self.malformed(self.primary, step, "object",
                            f"object is {clip(str(kind), 40)}, not {CHUNK_OBJECT!r}: the official SDK's stream "
                            "helper skips such chunks")
         if "choices" not in obj:
             if "usage" not in obj:
-                self.malformed(primary, step, "choices", "chunk without a choices array")
+                self.malformed(self.primary, step, "choices", "chunk without a choices array")
             return
         choices = obj["choices"]
         if not isinstance(choices, list):
-            self.wrong_type(primary, step, "choices", choices, "an array")
+            self.wrong_type(self.primary, step, "choices", choices, "an array")
             return
         for choice in choices:  # an empty list is a usage-only chunk (stream_options.include_usage)
             self._choice(step, ms, silence, choice)
 
     def _choice(self, step: int, ms: float | None, silence: float, choice: Any) -> None:
-        primary = self.primary
+        # ``self.primary`` (a sort of the choices) only where a verdict needs it: this runs on every chunk.
         if not isinstance(choice, dict):
-            self.wrong_type(primary, step, "choices[]", choice, "an object")
+            self.wrong_type(self.primary, step, "choices[]", choice, "an object")
             return
         index = choice.get("index")
         if not good_index(index):
             if index is None:
-                self.malformed(primary, step, "choices[].index", "choice without an index")
+                self.malformed(self.primary, step, "choices[].index", "choice without an index")
             else:
-                self.wrong_type(primary, step, "choices[].index", index, "a choice number 0, 1, 2...")
+                self.wrong_type(self.primary, step, "choices[].index", index, "a choice number 0, 1, 2...")
             index = 0  # lenient: the one choice there is
         elif index >= self.expected_choices:
             builder = self.builder(index)

@@ -45,9 +45,8 @@ from callscope.engine.streams.clients import (
     GENERATED_ID,
     AssembledCall,
     ClientRun,
-    ProfileRun,
+    ProfileRuns,
     default_profiles,
-    feed_all,
     plain_fragment,
     start_runs,
 )
@@ -113,7 +112,7 @@ class CaptureAnalyzer:
         self.expected_choices = expected_choices
         self.tools = tools
         #: The selected profiles reading the stream as it arrives (made once its protocol is known).
-        self.runs: list[ProfileRun] | None = None
+        self.runs: ProfileRuns | None = None
         self._early: list[tuple[int, SseEvent]] = []  # events before the protocol was recognised
         self.steps: list[StepRecord] = []
         self.events: list[tuple[int, SseEvent]] = []
@@ -164,7 +163,7 @@ class CaptureAnalyzer:
         reader.event(step, ms, silence, event)
         if event.terminated and self.runs:  # an event the stream left unterminated is dispatched by no client
             decoded = reader.decoded
-            feed_all(self.runs, step, event, decoded, plain_fragment(decoded) if reader.protocol == "chat" else None)
+            self.runs.feed(step, event, decoded, plain_fragment(decoded) if reader.protocol == "chat" else None)
 
     def _reader_for(self, event: SseEvent) -> ProtocolReader | None:
         if self.reader is None:
@@ -181,9 +180,7 @@ class CaptureAnalyzer:
         self.runs = start_runs(protocol, self.clients, self.tools)
         for step, event in self._early:
             if event.terminated:
-                decoded = _decoded(event)
-                for run in self.runs:
-                    run.feed(step, event, decoded)
+                self.runs.feed(step, event, _decoded(event), None)
         self._early = []
 
     @property
@@ -301,7 +298,7 @@ class CaptureAnalyzer:
     def _run_clients(self, reader: ProtocolReader) -> list[ClientRun]:
         """What every selected client profile ended with (they read the events as they came)."""
         last = self._last_served()
-        return [run.result(last) for run in self.runs or ()]
+        return self.runs.results(last) if self.runs is not None else []
 
     def _last_served(self) -> int | None:
         """The step of the last event a client read (a raise at the end of the stream is reported there)."""

@@ -43,6 +43,7 @@ from callscope.engine.capture.client import stamped
 from callscope.engine.capture.proxy.lines import LineStamper
 from callscope.engine.capture.proxy.turn import Turn
 from callscope.engine.capture.redact import Redactor
+from callscope.engine.core.bulk import FullCollectionHold
 from callscope.engine.core.lifetime import die_with_parent
 from callscope.engine.streams.protocols import expected_choices
 
@@ -186,7 +187,19 @@ def _lowest_priority(parent_pid: int) -> None:
 
 
 def _warm_up() -> None:
+    """Import the stream checker and the client profiles, then freeze what is alive (modules, tables): the
+    cyclic collector never rescans it. Measured on ``bench proxy``'s 20,000-chunk turn: about 3 µs a chunk."""
+    import gc
+
     from callscope.engine.capture import recording  # noqa: F401 - the stream checker and the client profiles
+
+    gc.collect()
+    gc.freeze()
+
+
+#: In the worker: no full collection while a turn is being read (it would rescan the whole turn so far, again and
+#: again: the verdict's CPU grew with the turn's length, 24 µs a chunk at 60,000 chunks against 11 without).
+_GC_HOLD = FullCollectionHold()
 
 
 #: In the worker: each streamed turn being read, by turn number: its line splitter and its stream checker.
@@ -198,6 +211,7 @@ def _begin(key: int, name: str, url: str, options: dict[str, Any], secrets: tupl
     from callscope.engine.streams.conformance import CaptureAnalyzer
 
     _READING[key] = (LineStamper(Redactor(secrets)), CaptureAnalyzer(name, url, **options))
+    _GC_HOLD.hold()
 
 
 def _feed(key: int, reads: list[tuple[float, bytes]]) -> None:
@@ -215,10 +229,14 @@ def _finished(key: int, turn: Turn, ended_ms: float | None, error: str | None, c
               report: bool) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
     """In the worker: the turn read as it streamed has ended; its verdicts, as :func:`_judged` gives them."""
     stamper, analyzer = _READING.pop(key)  # a KeyError (a new worker) has the proxy judge the whole turn itself
-    if ended_ms is not None:
-        analyzer.feed_lines(stamped(stamper.rest(ended_ms)))  # a last line without its end, as the proxy kept it
-    turn.analyses = analyzer.analyses(error=error, cancelled=cancelled)
-    return _verdict(turn, report)
+    try:
+        if ended_ms is not None:
+            analyzer.feed_lines(stamped(stamper.rest(ended_ms)))  # a last line without its end, as the proxy kept it
+        turn.analyses = analyzer.analyses(error=error, cancelled=cancelled)
+        return _verdict(turn, report)
+    finally:
+        if not _READING:
+            _GC_HOLD.release()  # the deferred full collection runs later, after this verdict has gone
 
 
 def _judged(turn: Turn, atomic_silence_ms: float, clients: tuple[str, ...] | None,

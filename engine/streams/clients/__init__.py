@@ -18,7 +18,7 @@ already decoded: a few microseconds per chunk each, no SDK in the hot path.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from callscope.engine.streams.clients import (
@@ -46,7 +46,7 @@ from callscope.engine.streams.sse import SseEvent
 
 __all__ = [
     "GENERATED_ID", "NOT_JSON", "PROFILES", "AssembledCall", "Assembler", "ClientProfile", "ClientRun",
-    "ProfileRun", "Raised", "default_profiles", "feed_all", "parse_profiles", "plain_fragment", "register_profile",
+    "ProfileRun", "ProfileRuns", "Raised", "default_profiles", "feed_all", "parse_profiles", "plain_fragment", "register_profile",
     "run_profiles", "start_runs", "unregister_profile",
 ]
 
@@ -151,26 +151,85 @@ class ProfileRun:
         return run
 
 
-def feed_all(runs: list[ProfileRun], step: int, event: SseEvent, obj: Any,
+#: Plain fragments of one call held back at most, before the runs get them joined (:class:`ProfileRuns`).
+BATCH_FRAGMENTS = 256
+
+
+class ProfileRuns:
+    """Every selected profile's run on one stream, fed together, an event at a time.
+
+    Consecutive plain fragments of one call (most of a streamed call's chunks) are held and handed to each
+    run's fast lane joined, up to :data:`BATCH_FRAGMENTS` at a time: appending a fragment copies the whole
+    argument string so far, so a call of n fragments costs O(n^2) bytes read one at a time, and a batch cuts
+    that (and the per-chunk calls) by its size. A run whose fast lane refuses the joined text reads the held
+    events one by one, as it would have. Nothing a run ends with depends on when it got them: a run reports only
+    its end state, and a fast lane never raises, so the step a library raised at is kept.
+    """
+
+    __slots__ = ("runs", "_key", "_held", "_texts")
+
+    def __init__(self, runs: list[ProfileRun]) -> None:
+        self.runs = runs
+        self._key: tuple[int, int] | None = None  # (choice, index) of the fragments held
+        self._held: list[tuple[int, SseEvent, Any, tuple[int, int, str]]] = []
+        self._texts: list[str] = []
+
+    def __iter__(self) -> Iterator[ProfileRun]:
+        self.flush()
+        return iter(self.runs)
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def feed(self, step: int, event: SseEvent, obj: Any, fragment: tuple[int, int, str] | None) -> None:
+        """One event (``obj`` its decoded data, ``fragment`` what :func:`plain_fragment` made of it)."""
+        if not self.runs:
+            return
+        if fragment is not None:
+            key = (fragment[0], fragment[1])
+            if key != self._key:
+                self.flush()
+                self._key = key
+            self._held.append((step, event, obj, fragment))
+            self._texts.append(fragment[2])
+            if len(self._held) >= BATCH_FRAGMENTS:
+                self.flush()
+            return
+        self.flush()
+        for run in self.runs:
+            run.feed(step, event, obj)
+
+    def flush(self) -> None:
+        """Hand the held fragments on: joined to each fast lane that takes them, else one event at a time."""
+        held = self._held
+        if not held:
+            return
+        choice, index = self._key  # type: ignore[misc]
+        text = self._texts[0] if len(held) == 1 else "".join(self._texts)
+        self._held, self._texts, self._key = [], [], None
+        for run in self.runs:
+            if not run.fragment(choice, index, text):
+                for step, event, obj, fragment in held:
+                    run.feed(step, event, obj, fragment)
+
+    def results(self, last_step: int | None = None) -> list[ClientRun]:
+        """What every run ended with (``last_step``: where a raise at the end of the stream is reported)."""
+        return [run.result(last_step) for run in self]
+
+
+def feed_all(runs: ProfileRuns, step: int, event: SseEvent, obj: Any,
              fragment: tuple[int, int, str] | None) -> None:
-    """One event to every run: a plain fragment through each one's fast lane, anything else read in full."""
-    if fragment is None:
-        for run in runs:
-            run.feed(step, event, obj)
-        return
-    choice, index, text = fragment
-    for run in runs:
-        if not run.fragment(choice, index, text):
-            run.feed(step, event, obj)
+    """One event to every run (see :meth:`ProfileRuns.feed`)."""
+    runs.feed(step, event, obj, fragment)
 
 
 def _stopped(choice: int, index: int, text: str) -> bool:
     return True
 
 
-def start_runs(protocol: str, profiles: Iterable[str], tools: frozenset[str] | None = None) -> list[ProfileRun]:
+def start_runs(protocol: str, profiles: Iterable[str], tools: frozenset[str] | None = None) -> ProfileRuns:
     """A run of every selected profile that reads ``protocol``."""
-    return [ProfileRun(PROFILES[p], protocol, tools) for p in profiles if PROFILES[p].reads(protocol)]
+    return ProfileRuns([ProfileRun(PROFILES[p], protocol, tools) for p in profiles if PROFILES[p].reads(protocol)])
 
 
 def run_profiles(protocol: str, events: Iterable[tuple[int, SseEvent, Any]], profiles: Iterable[str],
@@ -181,5 +240,5 @@ def run_profiles(protocol: str, events: Iterable[tuple[int, SseEvent, Any]], pro
     chat = protocol == "chat"
     for step, event, obj in events:
         last = step
-        feed_all(runs, step, event, obj, plain_fragment(obj) if chat else None)
-    return [run.result(last) for run in runs]
+        runs.feed(step, event, obj, plain_fragment(obj) if chat else None)
+    return runs.results(last)

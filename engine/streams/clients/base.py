@@ -85,9 +85,10 @@ class Assembler:
         raise NotImplementedError
 
     def fragment(self, choice: int, index: int, text: str) -> bool:
-        """The fast lane: a chunk that only appends ``text`` to the arguments of call ``index`` of ``choice``
-        (see :func:`plain_fragment`). Apply it and return True when the library would do nothing else with it
-        in the state it is in; return False (changing nothing) to have :meth:`event` read it in full."""
+        """The fast lane: chunks that only append ``text`` to the arguments of call ``index`` of ``choice``
+        (see :func:`plain_fragment`; ``text`` may be several such chunks' fragments joined). Apply it and return
+        True when the library would do nothing else with them in the state it is in (so the answer cannot
+        depend on ``text``); return False, changing nothing, to have :meth:`event` read each in full."""
         return False
 
     def finish(self) -> tuple[dict[int, list[AssembledCall]], dict[int, str]]:
@@ -146,9 +147,10 @@ def fresh(value: Any) -> Any:
     return value
 
 
-#: Top-level chunk keys a plain fragment may carry (anything else, ``usage`` or ``error`` included, takes the full path).
-_PLAIN_TOP = frozenset({"id", "object", "created", "model", "choices", "system_fingerprint", "service_tier",
-                        "obfuscation"})
+#: Top-level chunk keys that some library reads beyond ``choices``: a chunk carrying one of these takes the full path.
+#: Every other key a server adds (a timestamp, ``x_groq``, ``prompt_filter_results``...) every library leaves aside,
+#: so it does not stop a chunk being a plain fragment (the proxy's benchmark stamps each chunk with one).
+_SPECIAL_TOP = ("error", "usage")
 
 
 def plain_fragment(obj: Any) -> tuple[int, int, str] | None:
@@ -171,8 +173,11 @@ def plain_fragment(obj: Any) -> tuple[int, int, str] | None:
     if type(delta) is not dict or type(number) is not int:
         return None
     calls = delta.get("tool_calls")
-    if type(calls) is not list or len(calls) != 1 or not _PLAIN_TOP.issuperset(obj):
+    if type(calls) is not list or len(calls) != 1:
         return None
+    for key in _SPECIAL_TOP:
+        if obj.get(key) is not None:
+            return None
     if len(delta) > 1:
         for key, value in delta.items():
             if value is not None and key != "tool_calls":
