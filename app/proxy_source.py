@@ -16,11 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
 
-#: The dock's height when it appears (px): a few turns, the timeline and panes above keep their room.
-DOCK_HEIGHT = 170
+from callscope.turns_dock import show_strip, turns_dock
 
 if TYPE_CHECKING:
     from callscope.dialogs.proxy import ProxyValues
@@ -52,27 +51,16 @@ class ProxySource(QObject):
             self.controller = ProxyController(self.window.session, self)
             self.controller.failed.connect(self._failed)
             self.view = ProxyView(self.controller)
-            self.dock = QDockWidget("Proxy turns", self.window)
-            self.dock.setObjectName("ProxyDock")
-            self.dock.setWidget(self.view)
-            self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
-            self.dock.hide()
-            toggle = self.dock.toggleViewAction()  # File > Proxy turns: the turns again after the proxy stopped
-            toggle.setText("Proxy &turns")
-            toggle.setStatusTip("Show or hide the proxy's list of turns")
-            actions = self.menu.actions()
-            after = actions.index(self.action) + 1 if self.action in actions else len(actions)
-            self.menu.insertAction(actions[after] if after < len(actions) else None, toggle)
-            self.controller.stopped.connect(self.dock.hide)
+            self.dock = turns_dock(self.window, self.view, title="Proxy turns", object_name="ProxyDock",
+                                   menu=self.menu, after=self.action, toggle_text="Proxy &turns",
+                                   toggle_tip="Show or hide the proxy's list of turns",
+                                   stopped=self.controller.stopped)
         return self.controller
 
     def show_dock(self) -> None:
         """Show the turns as a strip under the panes (never half the window)."""
         assert self.dock is not None
-        if self.dock.isVisible():
-            return
-        self.dock.show()
-        self.window.resizeDocks([self.dock], [DOCK_HEIGHT], Qt.Orientation.Vertical)
+        show_strip(self.window, self.dock)
 
     def dialog(self) -> None:
         from callscope.dialogs.proxy import ProxyDialog

@@ -4,16 +4,19 @@ File > Serve… starts ``callscope serve`` from the window (a recording or
 session folder, the quirks library, or the model live); point any client at
 it, and each answer it sends is listed in the Served turns dock as it goes
 out and opens in the usual panes, growing live (:mod:`callscope.live.serve`).
-The dock is the proxy's (:mod:`callscope.panes.proxy_view`): a served turn is
-a turn like a proxied one.
+The dock is the proxy's (:mod:`callscope.panes.proxy_view`, :mod:`callscope.turns_dock`): a served turn
+is a turn like a proxied one, listed in a strip under the panes that goes when the server stops
+(File > Served turns brings it back).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
+
+from callscope.turns_dock import show_strip, turns_dock
 
 if TYPE_CHECKING:
     from callscope.dialogs.serve import ServeValues
@@ -32,6 +35,7 @@ class ServeSource(QObject):
         self.view: ProxyView | None = None
         self.dock: QDockWidget | None = None
         self.values: ServeValues | None = None  # what the dialog held last time
+        self.menu = menu
         self.action = window._action(menu, "Ser&ve: play a stream to clients…", self.dialog, (),
                                      "Serve a recording, a quirk or the model to real clients, and list each answer")
 
@@ -44,10 +48,10 @@ class ServeSource(QObject):
             self.controller = ServeController(self.window.session, self)
             self.controller.failed.connect(self._failed)
             self.view = ProxyView(self.controller)
-            self.dock = QDockWidget("Served turns", self.window)
-            self.dock.setObjectName("ServeDock")
-            self.dock.setWidget(self.view)
-            self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
+            self.dock = turns_dock(self.window, self.view, title="Served turns", object_name="ServeDock",
+                                   menu=self.menu, after=self.action, toggle_text="Ser&ved turns",
+                                   toggle_tip="Show or hide the list of served turns",
+                                   stopped=self.controller.stopped)
         return self.controller
 
     def dialog(self) -> None:
@@ -80,7 +84,7 @@ class ServeSource(QObject):
             controller.shutdown()
         controller.loop = loop
         assert self.dock is not None
-        self.dock.show()
+        show_strip(self.window, self.dock)
         return controller.start(config, replier)
 
     def _failed(self, message: str) -> None:

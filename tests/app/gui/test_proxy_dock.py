@@ -1,4 +1,5 @@
-"""The Proxy turns dock leaves the timeline its room, and goes when the proxy stops (View brings it back)."""
+"""The Proxy turns and Served turns docks leave the timeline its room, and go when their server stops
+(File > Proxy turns / Served turns brings them back)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import pytest
 
 from callscope.dialogs.proxy import ProxyValues
+from callscope.dialogs.serve import ServeValues
 from tests.support.gui_helpers import PARALLEL, make_window
 from tests.support.sse_server import Scenario, clean_call, lines_of
 
@@ -24,25 +26,35 @@ def _settle(qtbot, window):
         qtbot.wait(20)
 
 
-def test_the_proxy_dock_leaves_the_timeline_its_room_and_goes_when_the_proxy_stops(qtbot, server, tmp_path,
-                                                                                   monkeypatch, qloop):
-    window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
+def _start_proxy(window, server, tmp_path):
     upstream = server.play("gui-proxy-dock", Scenario(lines_of(*clean_call(), "data: [DONE]")))
-    source = window.proxy
-    assert source.start(ProxyValues(listen="127.0.0.1:0", upstream=upstream, record_dir=str(tmp_path)))
+    assert window.proxy.start(ProxyValues(listen="127.0.0.1:0", upstream=upstream, record_dir=str(tmp_path)))
+    return window.proxy, "Proxy &turns"
+
+
+def _start_serve(window, server, tmp_path):
+    assert window.serve.start(ServeValues(source="headline_701_tokens", listen="127.0.0.1:0", speed="max"))
+    return window.serve, "Ser&ved turns"
+
+
+@pytest.mark.parametrize("start", [_start_proxy, _start_serve], ids=["proxy", "serve"])
+def test_the_turns_dock_leaves_the_timeline_its_room_and_goes_when_its_server_stops(qtbot, server, tmp_path,
+                                                                                    monkeypatch, qloop, start):
+    window = make_window(qtbot, tmp_path, monkeypatch, PARALLEL)
+    source, toggle_text = start(window, server, tmp_path)
     qtbot.waitUntil(lambda: source.controller.server is not None and bool(source.controller.status), timeout=10000)
     _settle(qtbot, window)
     assert source.dock.isVisible()
     shots = os.environ.get("CALLSCOPE_SHOTS")
     if shots:
-        window.grab().save(os.path.join(shots, "proxy_dock.png"))
+        window.grab().save(os.path.join(shots, f"{start.__name__}_dock.png"))
     assert window.timeline.plot.height() >= TIMELINE_ROOM, window.timeline.plot.height()
     source.controller.stop()
-    _settle(qtbot, window)
-    assert not source.dock.isVisible()
+    qtbot.waitUntil(lambda: not source.dock.isVisible(), timeout=10000)
     if shots:
-        window.grab().save(os.path.join(shots, "proxy_dock_stopped.png"))
-    assert source.dock.toggleViewAction().isEnabled()  # View > Proxy turns brings the stopped proxy's turns back
-    source.dock.toggleViewAction().trigger()
+        window.grab().save(os.path.join(shots, f"{start.__name__}_dock_stopped.png"))
+    toggle = source.dock.toggleViewAction()  # File > ... turns brings the stopped server's turns back
+    assert toggle.isEnabled() and toggle.text() == toggle_text and toggle in window.menuBar().actions()[0].menu().actions()
+    toggle.trigger()
     _settle(qtbot, window)
     assert source.dock.isVisible() and window.timeline.plot.height() >= TIMELINE_ROOM
