@@ -326,9 +326,9 @@ def measure(burst: int = DEFAULT_BURST, paced: int = DEFAULT_PACED, interval_ms:
             rounds: int = DEFAULT_ROUNDS, neighbour: bool = False, mitmdump: str | None = None) -> dict[str, Any]:
     """Alternate direct and proxied reads of both streams; medians, the added latency and the throughput ratio.
 
-    ``neighbour``: each round also reads the burst directly and through the proxy while a CPU-bound process
-    runs beside them (started before that pair, stopped after). ``mitmdump``: the path of a ``mitmdump``
-    read as a third route in every round.
+    ``neighbour``: each round also reads the burst directly and through the proxy (and mitmdump) while a
+    CPU-bound process runs beside them (started before those reads, stopped after). ``mitmdump``: the path of
+    a ``mitmdump`` read as a third route in every round.
     """
     upstream, line = start_child(child_argv("proxy", "--serve"))
     base = f"http://127.0.0.1:{int(line)}"
@@ -354,7 +354,8 @@ def measure(burst: int = DEFAULT_BURST, paced: int = DEFAULT_PACED, interval_ms:
                 busy = _Neighbour()
                 try:
                     time.sleep(0.2)  # let it get going: the scheduler has to be sharing the cores already
-                    for route in ("direct", "proxy") if r % 2 == 0 else ("proxy", "direct"):
+                    loaded = ("direct", "proxy", *(("mitmdump",) if mitm else ()))
+                    for route in loaded if r % 2 == 0 else tuple(reversed(loaded)):
                         _read_through(run, "burst", f"{route} + neighbour", urls[route] + paths["burst"][0], burst,
                                       proxy, None)
                 finally:
@@ -405,6 +406,9 @@ def _summary(run: _Run, burst: int, paced: int, interval_ms: float, rounds: int,
                        "throughput_vs_mitmdump": versus, "vs_mitmdump_target": VS_MITMDUMP_TARGET,
                        "mitmdump_cpu_us_per_chunk": statistics.median(run.mitm_cpu_us)})
         ok = ok and versus >= VS_MITMDUMP_TARGET and added < mitm_added
+        if neighbour:
+            result["throughput_vs_mitmdump_with_neighbour"] = _paired(run, "burst", "proxy + neighbour",
+                                                                      "mitmdump + neighbour")
     result["ok"] = ok
     return result
 
@@ -474,6 +478,9 @@ def _print(result: dict[str, Any]) -> None:
         print(f"  against mitmdump: {versus:.2f}x its throughput (target >= {VS_MITMDUMP_TARGET:g}x): "
               f"{'OK' if versus >= VS_MITMDUMP_TARGET else 'BELOW TARGET'}; it adds {mitm_added:.3f} ms per chunk "
               f"({'more' if mitm_added > result['added_latency_ms'] else 'LESS'} than the proxy)")
+    if "throughput_vs_mitmdump_with_neighbour" in result:
+        print(f"  against mitmdump with the same neighbour: {result['throughput_vs_mitmdump_with_neighbour']:.2f}x "
+              "its throughput")
     ttv = result["time_to_verdict_s"]
     print(f"  time to verdict after a {result['burst_chunks']:,}-chunk turn: {ttv:.2f} s, the client's last chunk to "
           f"the proxy's line (target <= {VERDICT_TARGET_S:g} s): {'OK' if ttv <= VERDICT_TARGET_S else 'ABOVE TARGET'}")

@@ -33,3 +33,13 @@ def test_vs_mitmdump_without_mitmdump_is_one_line(tmp_path, capsys):
     assert cli.main(["bench", "proxy", "--vs", "mitmdump", "--mitmdump", str(missing)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no mitmdump at" in err and "callscope[mitmproxy]" in err
+
+
+@pytest.mark.skipif(bench.mitmdump_path() is None, reason="needs mitmdump (the callscope[mitmproxy] extra) on PATH")
+def test_with_mitmdump_and_a_neighbour_every_route_is_read_under_load_too():
+    result = bench.measure(burst=300, paced=20, interval_ms=1.0, rounds=1, neighbour=True,
+                           mitmdump=bench.mitmdump_path())
+    assert set(result["runs"]["burst"]) == {"direct", "proxy", "mitmdump", "direct + neighbour",
+                                            "proxy + neighbour", "mitmdump + neighbour"}
+    assert result["throughput_vs_mitmdump"] > 0 and result["throughput_vs_mitmdump_with_neighbour"] > 0
+    assert result["mitmdump_cpu_us_per_chunk"] > 0
