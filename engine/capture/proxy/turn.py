@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from callscope.engine.analysis.analyzer import Analysis
+from callscope.engine.analysis.analyzer import Analysis, headline_times
 from callscope.engine.analysis.report import format_seconds, plural, ttfd_gain
 from callscope.engine.capture.client import CaptureResult
 from callscope.engine.capture.recording import analyze_capture_results
@@ -144,10 +144,12 @@ class Turn:
 
 def first_delta_text(analysis: Analysis) -> str:
     """``first delta 0.41 s vs 3.20 s atomic (7.8x sooner)``, or where it was when untimed."""
-    s, a = analysis.ttfd_streaming, analysis.ttfd_atomic
+    times = headline_times(analysis)  # the badge's own two moments, so the line and the window agree
+    s, a = times.first_delta, times.atomic
     if s.ms is None:
         return f"first delta at chunk {s.step}" if s.step is not None else "no delta"
-    text = f"first delta {format_seconds(s.ms)} vs {format_seconds(a.ms)} atomic"
+    atomic = "never" if a.step is None else format_seconds(a.ms) if a.ms is not None else f"chunk {a.step}"
+    text = f"first delta {format_seconds(s.ms)} vs {atomic} atomic"
     gain = ttfd_gain(analysis)
     return text + (f" ({gain})" if gain else "")
 

@@ -15,6 +15,7 @@ import socket
 
 import pytest
 
+from callscope.engine.inspector.ttfd import ttfd_label
 from callscope.engine.recordings.trace import read_trace
 from tests.support.protocol_streams import anthropic_stream, responses_stream
 from tests.support.proxy_helpers import ProxyThread
@@ -102,5 +103,7 @@ def test_a_client_that_hangs_up_mid_stream_is_not_the_servers_fault(server, tmp_
     assert analysis.finish_cause == "cancelled" and turn.error == "the client disconnected"
     assert analysis.violations == [], [v.rule for v in analysis.violations]
     assert "the client disconnected" in turn.summary() and "0 violations" in turn.summary()
+    # the atomic baseline never sent the cut call: the turn's line says so as the window's badge does ("-" before)
+    assert "vs never atomic" in turn.summary() and "vs never atomic" in ttfd_label(analysis)
     trace = read_trace(turn.record_path)
     assert trace.end.cause == "cancelled" and trace.end.detail == "the client disconnected"
