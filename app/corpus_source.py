@@ -96,7 +96,7 @@ class CorpusSource(QObject):
         self.view: CorpusView | None = None
         self.dock: QDockWidget | None = None
         self.runner: CorpusRunner | None = None
-        self.action = window._action(menu, "Open &folder…", self.dialog, ["Ctrl+Shift+O"],
+        self.action = window._action(menu, "Open fo&lder…", self.dialog, ["Ctrl+Shift+O"],
                                      "Check every recording in a folder (or a proxy session folder) and list them")
 
     def dialog(self) -> None:

@@ -219,14 +219,14 @@ class MainWindow(QMainWindow):
         file = mb.addMenu("&File")
         file.setToolTipsVisible(True)  # a disabled entry says why
         self.open_action = self._action(file, "&Open…", self.open_dialog, ["Ctrl+O"], "Open a recording: a trace, a byte-prefix fixture, an SSE dump, a HAR file or mitmproxy flows")
-        self.recent_menu = file.addMenu("Open &recent")
+        self.recent_menu = file.addMenu("Open rece&nt")
         from callscope.corpus_source import CorpusSource
 
         self.corpus = CorpusSource(self, file, self.settings)  # File > Open folder…: a folder's recordings, checked
         from callscope.fixtures_menu import FixturesMenu
 
         self.fixtures_menu = FixturesMenu(self, file)  # File > Fixtures: the shipped library, by folder
-        self.quirks_menu = file.addMenu("&Quirks library")  # streams real servers send, one entry each
+        self.quirks_menu = file.addMenu("Quir&ks library")  # streams real servers send, one entry each
         self.quirks_menu.setToolTipsVisible(True)
         self.quirks_menu.aboutToShow.connect(self._fill_quirks_menu)  # read when first opened, not at start-up
         self.paste_action = self._action(file, "&Paste text…", self.paste_dialog, ["Ctrl+Shift+V"],
@@ -243,7 +243,7 @@ class MainWindow(QMainWindow):
         from callscope.template_tab import TemplateTab
 
         self.templates = TemplateTab(self, self.template_view, file)  # File > Open template…
-        self.stop_action = self._action(file, "S&top run or capture", self.stop_run, ["Ctrl+."])
+        self.stop_action = self._action(file, "Stop run or c&apture", self.stop_run, ["Ctrl+."])
         self.save_trace_action = self._action(file, "&Save run as trace…", self.save_trace_dialog, ["Ctrl+S"])
         self.save_trace_action.setEnabled(False)
         file.addSeparator()

@@ -49,7 +49,7 @@ class ServeSource(QObject):
             self.controller.failed.connect(self._failed)
             self.view = ProxyView(self.controller)
             self.dock = turns_dock(self.window, self.view, title="Served turns", object_name="ServeDock",
-                                   menu=self.menu, after=self.action, toggle_text="Ser&ved turns",
+                                   menu=self.menu, after=self.action, toggle_text="Served t&urns",
                                    toggle_tip="Show or hide the list of served turns",
                                    stopped=self.controller.stopped)
         return self.controller

@@ -35,7 +35,7 @@ class TemplateTab(QObject):
         super().__init__(window)
         self.window = window
         self.view = view
-        self.action = window._action(file_menu, "Open &template…", self.open_dialog, ["Ctrl+T"],
+        self.action = window._action(file_menu, "Open te&mplate…", self.open_dialog, ["Ctrl+T"],
                                      "Analyse a chat template (.jinja, tokenizer_config.json) or a GGUF's own template")
         view.openRequested.connect(self.open_dialog)
         view.runRequested.connect(self.run)

@@ -45,7 +45,7 @@ def test_open_folder_fills_the_table_from_the_pool_off_the_gui_thread(window, fo
         real_add(view, verdicts)
 
     monkeypatch.setattr(CorpusView, "add_batch", add_batch)
-    assert window.corpus.action.text() == "Open &folder…" and window.corpus.action.shortcut().toString()
+    assert window.corpus.action.text() == "Open fo&lder…" and window.corpus.action.shortcut().toString()
     runner = window.corpus.open_folder(str(folder), jobs=2)
     assert runner._thread is not threading.main_thread()
     view = window.corpus.view

@@ -34,7 +34,7 @@ def _start_proxy(window, server, tmp_path):
 
 def _start_serve(window, server, tmp_path):
     assert window.serve.start(ServeValues(source="headline_701_tokens", listen="127.0.0.1:0", speed="max"))
-    return window.serve, "Ser&ved turns"
+    return window.serve, "Served t&urns"
 
 
 @pytest.mark.parametrize("start", [_start_proxy, _start_serve], ids=["proxy", "serve"])

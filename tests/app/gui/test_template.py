@@ -95,7 +95,7 @@ def test_dropping_a_template_opens_it_in_the_pane_and_keys_reach_it(window, qtbo
                                     Qt.KeyboardModifier.NoModifier))
     assert window.session.current.name == "hermes_parallel"  # a template is not a recording: the panes stay
     keys = {a.text(): [s.toString() for s in a.shortcuts()] for a in window.actions()}
-    assert keys["Open &template…"] == [QKeySequence("Ctrl+T").toString()]
+    assert keys["Open te&mplate…"] == [QKeySequence("Ctrl+T").toString()]
     assert keys["Template"] == [QKeySequence("Alt+6").toString()]
     window.tabs.setCurrentIndex(0)
     next(a for a in window.actions() if a.text() == "Template").trigger()
