@@ -175,7 +175,6 @@ class ProfileRuns:
         self._texts: list[str] = []
 
     def __iter__(self) -> Iterator[ProfileRun]:
-        self.flush()
         return iter(self.runs)
 
     def __len__(self) -> int:
@@ -213,8 +212,10 @@ class ProfileRuns:
                     run.feed(step, event, obj, fragment)
 
     def results(self, last_step: int | None = None) -> list[ClientRun]:
-        """What every run ended with (``last_step``: where a raise at the end of the stream is reported)."""
-        return [run.result(last_step) for run in self]
+        """What every run ended with (``last_step``: where a raise at the end of the stream is reported), the
+        fragments still held handed on first."""
+        self.flush()
+        return [run.result(last_step) for run in self.runs]
 
 
 def feed_all(runs: ProfileRuns, step: int, event: SseEvent, obj: Any,
