@@ -18,7 +18,7 @@ already decoded: a few microseconds per chunk each, no SDK in the hot path.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from callscope.engine.streams.clients import (
@@ -46,7 +46,7 @@ from callscope.engine.streams.sse import SseEvent
 
 __all__ = [
     "GENERATED_ID", "NOT_JSON", "PROFILES", "AssembledCall", "Assembler", "ClientProfile", "ClientRun",
-    "ProfileRun", "ProfileRuns", "Raised", "default_profiles", "feed_all", "parse_profiles", "plain_fragment", "register_profile",
+    "ProfileRun", "ProfileRuns", "Raised", "default_profiles", "parse_profiles", "plain_fragment", "register_profile",
     "run_profiles", "start_runs", "unregister_profile",
 ]
 
@@ -166,16 +166,12 @@ class ProfileRuns:
     its end state, and a fast lane never raises, so the step a library raised at is kept.
     """
 
-    __slots__ = ("runs", "_key", "_held", "_texts")
+    __slots__ = ("runs", "_key", "_held")
 
     def __init__(self, runs: list[ProfileRun]) -> None:
         self.runs = runs
         self._key: tuple[int, int] | None = None  # (choice, index) of the fragments held
         self._held: list[tuple[int, SseEvent, Any, tuple[int, int, str]]] = []
-        self._texts: list[str] = []
-
-    def __iter__(self) -> Iterator[ProfileRun]:
-        return iter(self.runs)
 
     def __len__(self) -> int:
         return len(self.runs)
@@ -190,7 +186,6 @@ class ProfileRuns:
                 self.flush()
                 self._key = key
             self._held.append((step, event, obj, fragment))
-            self._texts.append(fragment[2])
             if len(self._held) >= BATCH_FRAGMENTS:
                 self.flush()
             return
@@ -204,8 +199,8 @@ class ProfileRuns:
         if not held:
             return
         choice, index = self._key  # type: ignore[misc]
-        text = self._texts[0] if len(held) == 1 else "".join(self._texts)
-        self._held, self._texts, self._key = [], [], None
+        text = held[0][3][2] if len(held) == 1 else "".join(fragment[2] for _, _, _, fragment in held)
+        self._held, self._key = [], None
         for run in self.runs:
             if not run.fragment(choice, index, text):
                 for step, event, obj, fragment in held:
@@ -216,12 +211,6 @@ class ProfileRuns:
         fragments still held handed on first."""
         self.flush()
         return [run.result(last_step) for run in self.runs]
-
-
-def feed_all(runs: ProfileRuns, step: int, event: SseEvent, obj: Any,
-             fragment: tuple[int, int, str] | None) -> None:
-    """One event to every run (see :meth:`ProfileRuns.feed`)."""
-    runs.feed(step, event, obj, fragment)
 
 
 def _stopped(choice: int, index: int, text: str) -> bool:
